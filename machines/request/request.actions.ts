@@ -1,0 +1,180 @@
+import { classifyResult, cancelledFailure, timeoutFailure } from '../../src/policy/classify-failure.js';
+import { nextBackoff } from '../../src/policy/backoff.js';
+import { planRetryWait, timeLeftMs } from '../../src/policy/budget.js';
+import type { Failure, FailReason } from '../../src/policy/failure.js';
+import type {
+  AttemptOutput,
+  ChooseOriginOutput,
+  ReconcileOutput,
+  RefreshAuthOutput,
+  RequestMachineContext,
+  RequestMachineInput,
+} from './request.types.js';
+
+/**
+ * The request machine's context changes, as pure functions (context, data) -> changes. The machine
+ * wraps each in a named `assign`, so the inspector shows `recordAttemptResult`, not `xstate.assign`.
+ */
+type Changes = Partial<RequestMachineContext>;
+
+export function initialContext(input: RequestMachineInput): RequestMachineContext {
+  return {
+    requestId: input.requestId,
+    method: input.method,
+    origins: input.origins,
+    write: input.write,
+    idempotencyKey: input.idempotencyKey,
+    policy: input.policy,
+    budgetMs: input.budgetMs,
+    startedAt: input.startedAt,
+    canRefreshAuth: input.canRefreshAuth,
+    canReconcile: input.canReconcile,
+    deferrable: input.deferrable,
+    random: input.random ?? Math.random,
+    now: input.startedAt,
+    attempts: 0,
+    attemptStartedAt: input.startedAt,
+    origin: undefined,
+    inFlight: false,
+    pinned: false,
+    failures: [],
+    lastResponse: undefined,
+    response: undefined,
+    authRefreshed: false,
+    authGeneration: undefined,
+    replayCleared: false,
+    reconciled: false,
+    retries: 0,
+    previousDelayMs: undefined,
+    plan: undefined,
+    reason: undefined,
+    result: undefined,
+  };
+}
+
+/** The attempt timeout: the policy's, but never past the end of the budget. */
+export function attemptTimeoutMs(context: RequestMachineContext): number {
+  return Math.min(context.policy.timeouts.attemptMs, timeLeftMs(context.startedAt, context.budgetMs, context.now));
+}
+
+/** What to do after this failure: wait (how long), or stop because of Retry-After or the budget. */
+function planAfter(context: RequestMachineContext, failure: Failure, now: number): Changes {
+  const { policy } = context;
+  return {
+    plan: planRetryWait({
+      backoffMs: nextBackoff(policy.backoff, context.retries + 1, context.previousDelayMs, context.random),
+      retryAfterMs: failure.retryAfterMs,
+      retryAfterMaxMs: policy.retryAfter.maxMs,
+      timeLeftMs: timeLeftMs(context.startedAt, context.budgetMs, now),
+    }),
+  };
+}
+
+function recordFailure(context: RequestMachineContext, failure: Failure, now: number): Changes {
+  return {
+    now,
+    inFlight: false,
+    failures: [...context.failures, failure],
+    // A write that may have reached this origin must not be sent anywhere else (rules 2 and 7).
+    pinned: context.pinned || (context.write && failure.requestSent !== 'no'),
+    ...planAfter(context, failure, now),
+  };
+}
+
+export function startAttempt(context: RequestMachineContext): Changes {
+  return { attempts: context.attempts + 1, attemptStartedAt: context.now, inFlight: true, response: undefined };
+}
+
+export function recordOrigin(context: RequestMachineContext, output: ChooseOriginOutput): Changes {
+  return { origin: output.origin, now: output.at ?? context.now };
+}
+
+export function recordAttemptResult(context: RequestMachineContext, output: AttemptOutput): Changes {
+  const now = output.at ?? context.now;
+  const origin = context.origin ?? '';
+  // Attempts the transport made itself count against attempts.max (rule 1).
+  const attempts = context.attempts + Math.max(0, Math.floor(output.attempts ?? 1) - 1);
+  const authGeneration = output.authGeneration ?? context.authGeneration;
+  const failure = classifyResult(output, origin, { now });
+  if (failure === undefined && output.kind === 'response') {
+    return { now, attempts, authGeneration, inFlight: false, response: output.response };
+  }
+  const changes = recordFailure({ ...context, attempts }, failure ?? unexplained(origin), now);
+  return {
+    ...changes,
+    attempts,
+    authGeneration,
+    lastResponse: output.kind === 'response' ? output.response : context.lastResponse,
+  };
+}
+
+export function recordAttemptTimeout(context: RequestMachineContext): Changes {
+  const timeoutMs = attemptTimeoutMs({ ...context, now: context.attemptStartedAt });
+  const now = context.attemptStartedAt + timeoutMs;
+  return recordFailure(context, timeoutFailure(context.origin ?? '', timeoutMs), now);
+}
+
+/** A transport that throws breaks its contract; what it sent is unknown, so a write is not replayed blindly. */
+export function recordTransportCrash(context: RequestMachineContext, error: unknown): Changes {
+  const name = error instanceof Error ? error.name : typeof error;
+  return recordFailure(
+    context,
+    {
+      class: 'unexpected',
+      requestSent: 'unknown',
+      origin: context.origin ?? '',
+      message: `transport threw ${name} instead of reporting a result`,
+    },
+    context.now,
+  );
+}
+
+function unexplained(origin: string): Failure {
+  return { class: 'unexpected', requestSent: 'unknown', origin, message: 'transport result not understood' };
+}
+
+export function recordAuthRefreshed(context: RequestMachineContext, output: RefreshAuthOutput | undefined): Changes {
+  return { authRefreshed: true, now: output?.at ?? context.now };
+}
+
+export function recordAuthRefreshFailed(): Changes {
+  return { authRefreshed: true };
+}
+
+export function recordReconcileResult(context: RequestMachineContext, output: ReconcileOutput): Changes {
+  const now = output.at ?? context.now;
+  if (output.status === 'applied') {
+    // The server has the write: its own answer if reconcile brought one, else an empty 204.
+    return { now, reconciled: true, response: output.response ?? new Response(null, { status: 204 }) };
+  }
+  if (output.status === 'not-applied') {
+    const failure = context.failures.at(-1);
+    return { now, replayCleared: true, ...(failure ? planAfter(context, failure, now) : {}) };
+  }
+  return { now };
+}
+
+export function startBackoff(context: RequestMachineContext): Changes {
+  const delayMs = context.plan?.kind === 'wait' ? context.plan.delayMs : 0;
+  return { retries: context.retries + 1, previousDelayMs: delayMs };
+}
+
+export function finishBackoff(context: RequestMachineContext): Changes {
+  return { now: context.now + (context.previousDelayMs ?? 0) };
+}
+
+export function recordCancelled(context: RequestMachineContext): Changes {
+  return { reason: 'cancelled', failures: [...context.failures, cancelledFailure(context.origin ?? '')] };
+}
+
+export function recordBudgetExhausted(context: RequestMachineContext): Changes {
+  const now = context.startedAt + context.budgetMs;
+  if (!context.inFlight) return { now };
+  // The budget ended an attempt in flight: say so, since a write it carried may have been applied.
+  const inFlightFor = now - context.attemptStartedAt;
+  return { ...recordFailure(context, timeoutFailure(context.origin ?? '', inFlightFor), now), plan: undefined };
+}
+
+export function setReason(reason: FailReason | 'durable'): Changes {
+  return { reason };
+}

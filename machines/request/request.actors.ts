@@ -1,0 +1,33 @@
+import { fromPromise } from 'xstate';
+import type {
+  AttemptInput,
+  AttemptOutput,
+  ChooseOriginInput,
+  ChooseOriginOutput,
+  ReconcileInput,
+  ReconcileOutput,
+  RefreshAuthInput,
+  RefreshAuthOutput,
+} from './request.types.js';
+
+/**
+ * The request machine's effects. The machine never does I/O itself: whoever runs it provides these
+ * with `requestMachine.provide({ actors: { ... } })` (the failwise runtime does, and so can an app).
+ * Each gets an AbortSignal that fires when the state that invoked it is left.
+ */
+export const requestActors = {
+  /** One attempt. Must resolve with a `TransportResult` (plus optional `at` stamp); never reject for a network failure. */
+  transport: fromPromise<AttemptOutput, AttemptInput>(() =>
+    Promise.reject(new Error('requestMachine: provide a `transport` actor with requestMachine.provide({ actors })')),
+  ),
+  /** Names the origin of the next attempt; the default takes the first origin. */
+  chooseOrigin: fromPromise<ChooseOriginOutput, ChooseOriginInput>(({ input }) =>
+    Promise.resolve({ origin: input.origins[0] }),
+  ),
+  /** Refreshes credentials after a 401 (CONTRACT rule 3). The default fails: no auth configured. */
+  refreshAuth: fromPromise<RefreshAuthOutput, RefreshAuthInput>(() =>
+    Promise.reject(new Error('requestMachine: no `refreshAuth` actor provided')),
+  ),
+  /** Asks the server what became of a write whose outcome is unknown. The default cannot tell. */
+  reconcile: fromPromise<ReconcileOutput, ReconcileInput>(() => Promise.resolve({ status: 'unknown' })),
+};

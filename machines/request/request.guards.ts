@@ -1,0 +1,54 @@
+import { isRetryableFailure } from '../../src/policy/retryable.js';
+import { mayReplay } from '../../src/policy/methods.js';
+import type { Failure } from '../../src/policy/failure.js';
+import type { RequestMachineContext } from './request.types.js';
+
+/**
+ * The request machine's questions, as pure functions of its context, so that they can be tested
+ * without an actor and read by name in the inspector and the generated diagram.
+ */
+type GuardArgs = { context: RequestMachineContext };
+
+const lastFailure = (context: RequestMachineContext): Failure | undefined => context.failures.at(-1);
+
+export const requestGuards = {
+  /** The last attempt got a success status. */
+  isSuccess: ({ context }: GuardArgs) => context.response !== undefined,
+  /** The last attempt was answered 401. */
+  isUnauthorized: ({ context }: GuardArgs) => lastFailure(context)?.class === 'unauthorized',
+  /** An auth refresh exists, has not run for this request yet, and an attempt is left after it (rule 3). */
+  canRefreshAuth: ({ context }: GuardArgs) =>
+    context.canRefreshAuth && !context.authRefreshed && context.attempts < context.policy.attempts.max,
+  /** The device reported no network: nothing was sent and retrying now is pointless (rule 6). */
+  isOffline: ({ context }: GuardArgs) => lastFailure(context)?.class === 'offline',
+  /** The failure's class or status is one the policy retries (rule 4). */
+  isRetryableFailure: ({ context }: GuardArgs) => {
+    const failure = lastFailure(context);
+    return (
+      failure !== undefined &&
+      isRetryableFailure(failure, context.policy, { hasIdempotencyKey: context.idempotencyKey !== undefined })
+    );
+  },
+  /** Sending again cannot apply a write twice: not a write, nothing sent, a key, or reconcile said so (rule 2). */
+  isSafeToReplay: ({ context }: GuardArgs) => {
+    const failure = lastFailure(context);
+    return (
+      failure === undefined ||
+      context.replayCleared ||
+      mayReplay(failure, { write: context.write, hasIdempotencyKey: context.idempotencyKey !== undefined })
+    );
+  },
+  canReconcile: ({ context }: GuardArgs) => context.canReconcile,
+  hasAttemptsLeft: ({ context }: GuardArgs) => context.attempts < context.policy.attempts.max,
+  /** The server's Retry-After is longer than the policy will wait or than the budget has left (rule 5). */
+  retryAfterExceedsBudget: ({ context }: GuardArgs) => context.plan?.kind === 'retry-after-exceeds-budget',
+  /** The next wait ends with time left for an attempt. */
+  fitsInBudget: ({ context }: GuardArgs) => context.plan?.kind === 'wait',
+  /** Durable work goes to the outbox where interactive work would fail. */
+  isDeferrable: ({ context }: GuardArgs) => context.deferrable,
+  /** A write that may have reached its origin stays on it (rules 2 and 7). */
+  isPinnedToOrigin: ({ context }: GuardArgs) => context.pinned && context.origin !== undefined,
+  hasChosenOrigin: (_: GuardArgs, params: { origin: string | undefined }) => params.origin !== undefined,
+  isApplied: (_: GuardArgs, params: { status: string }) => params.status === 'applied',
+  isNotApplied: (_: GuardArgs, params: { status: string }) => params.status === 'not-applied',
+};

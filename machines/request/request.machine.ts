@@ -1,0 +1,279 @@
+import { and, assign, enqueueActions, not, setup } from 'xstate';
+import {
+  finishBackoff,
+  initialContext,
+  recordAttemptResult,
+  recordAttemptTimeout,
+  recordAuthRefreshed,
+  recordAuthRefreshFailed,
+  recordBudgetExhausted,
+  recordCancelled,
+  recordOrigin,
+  recordReconcileResult,
+  recordTransportCrash,
+  setReason,
+  startAttempt,
+  startBackoff,
+} from './request.actions.js';
+import { requestActors } from './request.actors.js';
+import { requestDelays } from './request.delays.js';
+import { requestGuards } from './request.guards.js';
+import type {
+  AttemptOutput,
+  ChooseOriginOutput,
+  ReconcileOutput,
+  RefreshAuthOutput,
+  RequestMachineContext,
+  RequestMachineEmitted,
+  RequestMachineEvent,
+  RequestMachineInput,
+  RequestMachineOutput,
+  RequestResult,
+} from './request.types.js';
+import type { FailReason } from '../../src/policy/failure.js';
+
+/**
+ * One request's lifecycle: choose an origin, attempt, classify the failure, then back off and retry,
+ * refresh credentials, reconcile an unknown write, defer, or fail with a reason. Bounded by
+ * `policy.attempts.max` (attempts counted across layers) and by the budget timer on `active`.
+ * See docs/machines/request.md for the generated diagram.
+ */
+export const requestMachine = setup({
+  types: {
+    context: {} as RequestMachineContext,
+    input: {} as RequestMachineInput,
+    events: {} as RequestMachineEvent,
+    emitted: {} as RequestMachineEmitted,
+    output: {} as RequestMachineOutput,
+  },
+  actors: requestActors,
+  guards: requestGuards,
+  delays: requestDelays,
+  actions: {
+    startAttempt: assign(({ context }) => startAttempt(context)),
+    recordOrigin: assign(({ context }, params: ChooseOriginOutput) => recordOrigin(context, params)),
+    recordAttemptResult: assign(({ context }, params: AttemptOutput) => recordAttemptResult(context, params)),
+    recordAttemptTimeout: assign(({ context }) => recordAttemptTimeout(context)),
+    recordTransportCrash: assign(({ context }, params: { error: unknown }) => recordTransportCrash(context, params.error)),
+    recordAuthRefreshed: assign(({ context }, params: RefreshAuthOutput) => recordAuthRefreshed(context, params)),
+    recordAuthRefreshFailed: assign(() => recordAuthRefreshFailed()),
+    recordReconcileResult: assign(({ context }, params: ReconcileOutput) => recordReconcileResult(context, params)),
+    startBackoff: assign(({ context }) => startBackoff(context)),
+    finishBackoff: assign(({ context }) => finishBackoff(context)),
+    recordCancelled: assign(({ context }) => recordCancelled(context)),
+    recordBudgetExhausted: assign(({ context }) => recordBudgetExhausted(context)),
+    setReason: assign((_, params: { reason: FailReason | 'durable' }) => setReason(params.reason)),
+    markEnded: assign((_, params: { result: RequestResult }) => ({ result: params.result })),
+    announceAttempt: enqueueActions(({ context, enqueue }) => {
+      enqueue.emit({
+        type: 'attempt-started',
+        attempt: context.attempts,
+        origin: context.origin ?? '',
+        at: context.attemptStartedAt,
+      });
+    }),
+    announceAttemptFailure: enqueueActions(({ context, enqueue }) => {
+      const failure = context.failures.at(-1);
+      if (context.response !== undefined || failure === undefined) return;
+      enqueue.emit({ type: 'attempt-failed', attempt: context.attempts, origin: failure.origin, failure, at: context.now });
+    }),
+    announceRetry: enqueueActions(({ context, enqueue }) => {
+      const failure = context.failures.at(-1);
+      if (failure === undefined) return;
+      enqueue.emit({
+        type: 'retry-scheduled',
+        attempt: context.attempts,
+        origin: failure.origin,
+        delayMs: context.previousDelayMs ?? 0,
+        failure,
+        at: context.now,
+      });
+    }),
+  },
+}).createMachine({
+  id: 'request',
+  context: ({ input }) => initialContext(input),
+  initial: 'active',
+  states: {
+    active: {
+      description: 'The request is in progress; its budget timer bounds every state inside.',
+      initial: 'choosingOrigin',
+      after: {
+        requestBudget: [
+          { guard: 'isDeferrable', target: 'deferred', actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }] },
+          { target: 'failed', actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }] },
+        ],
+      },
+      on: {
+        'request.cancel': { target: 'failed', actions: 'recordCancelled' },
+      },
+      states: {
+        choosingOrigin: {
+          description: 'Asks which origin the next attempt goes to; a write that may have reached an origin stays there.',
+          invoke: {
+            id: 'chooseOrigin',
+            src: 'chooseOrigin',
+            input: ({ context }) => ({
+              requestId: context.requestId,
+              origins: context.origins,
+              write: context.write,
+              attempt: context.attempts + 1,
+              ...(context.origin === undefined ? {} : { previousOrigin: context.origin }),
+            }),
+            onDone: [
+              { guard: 'isPinnedToOrigin', target: 'attempting' },
+              {
+                guard: { type: 'hasChosenOrigin', params: ({ event }) => ({ origin: event.output.origin }) },
+                target: 'attempting',
+                actions: { type: 'recordOrigin', params: ({ event }) => event.output },
+              },
+              { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'no-healthy-origin' } } },
+            ],
+            onError: { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'no-healthy-origin' } } },
+          },
+        },
+        attempting: {
+          description: 'One attempt in flight on the chosen origin, bounded by the attempt timeout; leaving aborts it.',
+          entry: ['startAttempt', 'announceAttempt'],
+          invoke: {
+            id: 'transport',
+            src: 'transport',
+            input: ({ context }) => ({
+              requestId: context.requestId,
+              origin: context.origin ?? '',
+              attempt: context.attempts,
+              attemptsMax: context.policy.attempts.max,
+              attemptsLeft: context.policy.attempts.max - context.attempts + 1,
+              timeoutMs: requestDelays.attemptTimeout({ context }),
+              ...(context.idempotencyKey === undefined ? {} : { idempotencyKey: context.idempotencyKey }),
+            }),
+            onDone: {
+              target: 'evaluating',
+              actions: [{ type: 'recordAttemptResult', params: ({ event }) => event.output }, 'announceAttemptFailure'],
+            },
+            onError: {
+              target: 'evaluating',
+              actions: [{ type: 'recordTransportCrash', params: ({ event }) => ({ error: event.error }) }, 'announceAttemptFailure'],
+            },
+          },
+          after: {
+            attemptTimeout: { target: 'evaluating', actions: ['recordAttemptTimeout', 'announceAttemptFailure'] },
+          },
+        },
+        evaluating: {
+          description: 'Decides from the last attempt: done, refresh auth, reconcile, retry after a wait, defer or fail.',
+          always: [
+            { guard: 'isSuccess', target: '#request.succeeded' },
+            { guard: and(['isUnauthorized', 'canRefreshAuth']), target: 'refreshingAuth' },
+            { guard: 'isUnauthorized', target: '#request.failed', actions: { type: 'setReason', params: { reason: 'unauthorized' } } },
+            { guard: and(['isOffline', 'isDeferrable']), target: '#request.deferred', actions: { type: 'setReason', params: { reason: 'offline' } } },
+            { guard: 'isOffline', target: '#request.failed', actions: { type: 'setReason', params: { reason: 'offline' } } },
+            { guard: not('isRetryableFailure'), target: '#request.failed', actions: { type: 'setReason', params: { reason: 'not-retryable' } } },
+            { guard: and([not('isSafeToReplay'), 'canReconcile']), target: 'reconciling' },
+            { guard: not('isSafeToReplay'), target: '#request.failed', actions: { type: 'setReason', params: { reason: 'unsafe-to-replay' } } },
+            { guard: and([not('hasAttemptsLeft'), 'isDeferrable']), target: '#request.deferred', actions: { type: 'setReason', params: { reason: 'attempts-exhausted' } } },
+            { guard: not('hasAttemptsLeft'), target: '#request.failed', actions: { type: 'setReason', params: { reason: 'attempts-exhausted' } } },
+            { guard: and(['retryAfterExceedsBudget', 'isDeferrable']), target: '#request.deferred', actions: { type: 'setReason', params: { reason: 'retry-after-exceeds-budget' } } },
+            { guard: 'retryAfterExceedsBudget', target: '#request.failed', actions: { type: 'setReason', params: { reason: 'retry-after-exceeds-budget' } } },
+            { guard: 'fitsInBudget', target: 'backingOff' },
+            { guard: 'isDeferrable', target: '#request.deferred', actions: { type: 'setReason', params: { reason: 'budget-exhausted' } } },
+            { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'budget-exhausted' } } },
+          ],
+        },
+        backingOff: {
+          description: 'Waits the planned backoff (at least the Retry-After) before the next attempt.',
+          entry: ['startBackoff', 'announceRetry'],
+          after: { backoffDelay: { target: 'choosingOrigin', actions: 'finishBackoff' } },
+        },
+        refreshingAuth: {
+          description: 'A 401: refreshes credentials once (shared by concurrent requests), then one more attempt.',
+          invoke: {
+            id: 'refreshAuth',
+            src: 'refreshAuth',
+            input: ({ context }) => ({
+              requestId: context.requestId,
+              origin: context.origin ?? '',
+              ...(context.authGeneration === undefined ? {} : { authGeneration: context.authGeneration }),
+            }),
+            onDone: { target: 'choosingOrigin', actions: { type: 'recordAuthRefreshed', params: ({ event }) => event.output } },
+            onError: {
+              target: '#request.failed',
+              actions: ['recordAuthRefreshFailed', { type: 'setReason', params: { reason: 'unauthorized' } }],
+            },
+          },
+        },
+        reconciling: {
+          description: 'A write whose outcome is unknown and that has no idempotency key: asks the server what became of it.',
+          invoke: {
+            id: 'reconcile',
+            src: 'reconcile',
+            input: ({ context }) => ({
+              requestId: context.requestId,
+              failure: context.failures.at(-1)!,
+              attempts: context.attempts,
+            }),
+            onDone: [
+              {
+                guard: { type: 'isApplied', params: ({ event }) => event.output },
+                target: '#request.succeeded',
+                actions: { type: 'recordReconcileResult', params: ({ event }) => event.output },
+              },
+              {
+                guard: { type: 'isNotApplied', params: ({ event }) => event.output },
+                target: 'evaluating',
+                actions: { type: 'recordReconcileResult', params: ({ event }) => event.output },
+              },
+              { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'unsafe-to-replay' } } },
+            ],
+            onError: { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'unsafe-to-replay' } } },
+          },
+        },
+      },
+    },
+    succeeded: {
+      type: 'final',
+      description: 'A success status, or a write that reconcile found applied.',
+      entry: { type: 'markEnded', params: { result: 'succeeded' } },
+    },
+    failed: {
+      type: 'final',
+      description: 'Ended visibly with a reason; the last failure and response are kept.',
+      entry: { type: 'markEnded', params: { result: 'failed' } },
+    },
+    deferred: {
+      type: 'final',
+      description: 'Durable work handed to the outbox instead of failing.',
+      entry: { type: 'markEnded', params: { result: 'deferred' } },
+    },
+  },
+  output: ({ context }) => requestOutput(context),
+});
+
+function requestOutput(context: RequestMachineContext): RequestMachineOutput {
+  const failure = context.failures.at(-1);
+  const origin = context.origin;
+  const common = {
+    attempts: context.attempts,
+    ...(failure === undefined ? {} : { failure }),
+    ...(origin === undefined ? {} : { origin }),
+  };
+  switch (context.result) {
+    case 'succeeded':
+      return {
+        status: 'succeeded',
+        response: context.response!,
+        origin: origin ?? '',
+        attempts: context.attempts,
+        ...(context.reconciled ? { reconciled: true as const } : {}),
+      };
+    case 'deferred':
+      return { status: 'deferred', reason: context.reason ?? 'durable', failures: context.failures, ...common };
+    default:
+      return {
+        status: 'failed',
+        reason: context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
+        ...common,
+        ...(context.lastResponse === undefined ? {} : { response: context.lastResponse }),
+      };
+  }
+}

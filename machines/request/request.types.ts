@@ -1,0 +1,153 @@
+import type { Failure, FailReason } from '../../src/policy/failure.js';
+import type { Policy } from '../../src/policy/policy.js';
+import type { TransportResult } from '../../src/policy/transport-result.js';
+import type { RetryPlan } from '../../src/policy/budget.js';
+
+/** An origin as the request machine sees it: an id to report and pin to. */
+export interface OriginRef {
+  id: string;
+}
+
+/** What starts one request machine. Everything time-related is a number from the runtime's clock. */
+export interface RequestMachineInput {
+  /** Correlates decision events; never a URL, header or body. */
+  requestId: string;
+  method: string;
+  /** Origin ids in order of preference; the default `chooseOrigin` takes the first. */
+  origins: readonly string[];
+  /** Decided by the runtime with `isWrite(method, request.idempotent)`: a write is never replayed unsafely. */
+  write: boolean;
+  /** A write with a key may be replayed; the runtime sends it as the policy's idempotency header. */
+  idempotencyKey?: string;
+  policy: Policy;
+  /** This request's time budget (`deadlineMs` or `policy.budgetMs`). */
+  budgetMs: number;
+  /** The clock's `now()` when the request began. */
+  startedAt: number;
+  /** True when an `auth.refresh()` exists (CONTRACT rule 3). */
+  canRefreshAuth: boolean;
+  /** True when a `reconcile` hook exists (CONTRACT rule 2). */
+  canReconcile: boolean;
+  /** Durable work is deferred to the outbox where interactive work would fail. */
+  deferrable: boolean;
+  /** Randomness for jitter; injected so tests are repeatable. Default `Math.random`. */
+  random?: () => number;
+}
+
+/** What the `transport` actor gets for one attempt. */
+export interface AttemptInput {
+  requestId: string;
+  origin: string;
+  /** 1-based attempt number, counted across layers. */
+  attempt: number;
+  attemptsMax: number;
+  /** How many attempts this call may make in all, the transport's own retries included. */
+  attemptsLeft: number;
+  idempotencyKey?: string;
+  timeoutMs: number;
+}
+
+/**
+ * What the `transport` actor returns: the transport's result, stamped by the runtime with the clock's
+ * time (`at`) and the auth generation its headers came from. Both stamps are optional for embedders.
+ */
+export type AttemptOutput = TransportResult & { at?: number; authGeneration?: number };
+
+export interface ChooseOriginInput {
+  requestId: string;
+  origins: readonly string[];
+  write: boolean;
+  /** The origin of the previous attempt, if any. */
+  previousOrigin?: string;
+  attempt: number;
+}
+
+/** `origin: undefined` means no usable origin: the request ends `no-healthy-origin`. */
+export interface ChooseOriginOutput {
+  origin: string | undefined;
+  at?: number;
+}
+
+export interface RefreshAuthInput {
+  requestId: string;
+  origin: string;
+  /** The auth generation the 401 was answered to; a newer one means someone already refreshed. */
+  authGeneration?: number;
+}
+
+export interface RefreshAuthOutput {
+  at?: number;
+}
+
+export interface ReconcileInput {
+  requestId: string;
+  failure: Failure;
+  attempts: number;
+}
+
+export type ReconcileOutput = (
+  | { status: 'applied'; response?: Response }
+  | { status: 'not-applied' }
+  | { status: 'unknown' }
+) & { at?: number };
+
+export interface RequestMachineContext {
+  requestId: string;
+  method: string;
+  origins: readonly string[];
+  write: boolean;
+  idempotencyKey: string | undefined;
+  policy: Policy;
+  budgetMs: number;
+  startedAt: number;
+  canRefreshAuth: boolean;
+  canReconcile: boolean;
+  deferrable: boolean;
+  random: () => number;
+  /** The latest time the machine knows of (stamped by actors, or computed from its own delays). */
+  now: number;
+  /** Attempts used across all layers. */
+  attempts: number;
+  attemptStartedAt: number;
+  /** An attempt has started and not yet reported. */
+  inFlight: boolean;
+  origin: string | undefined;
+  /** A write that may have reached `origin` stays there (CONTRACT rules 2 and 7). */
+  pinned: boolean;
+  failures: Failure[];
+  lastResponse: Response | undefined;
+  response: Response | undefined;
+  authRefreshed: boolean;
+  authGeneration: number | undefined;
+  /** `reconcile` said the write was not applied: sending it again is safe. */
+  replayCleared: boolean;
+  reconciled: boolean;
+  /** Waits so far: the wait after attempt n is retry n of the backoff. */
+  retries: number;
+  previousDelayMs: number | undefined;
+  plan: RetryPlan | undefined;
+  reason: FailReason | 'durable' | undefined;
+  result: RequestResult | undefined;
+}
+
+export type RequestResult = 'succeeded' | 'failed' | 'deferred';
+
+export type RequestMachineEvent = { type: 'request.cancel' };
+
+/** Emitted as the request goes: the runtime turns these into redacted decision events. */
+export type RequestMachineEmitted =
+  | { type: 'attempt-started'; attempt: number; origin: string; at: number }
+  | { type: 'attempt-failed'; attempt: number; origin: string; failure: Failure; at: number }
+  | { type: 'retry-scheduled'; attempt: number; origin: string; delayMs: number; failure: Failure; at: number };
+
+export type RequestMachineOutput =
+  | { status: 'succeeded'; response: Response; origin: string; attempts: number; reconciled?: true }
+  | {
+      status: 'failed';
+      reason: FailReason;
+      failure?: Failure;
+      response?: Response;
+      origin?: string;
+      attempts: number;
+    }
+  | { status: 'deferred'; reason: FailReason | 'durable'; failure?: Failure; origin?: string; attempts: number; failures: Failure[] };

@@ -1,0 +1,40 @@
+// The `failwise` entry: universal (browsers, React Native, Node >= 20, Deno, Bun), no Node built-ins.
+// Exports are listed by name on purpose; anything not here is internal.
+export { createFailoverClient } from './runtime/create-failover-client.js';
+export type { FailoverClient, FetchInit } from './runtime/create-failover-client.js';
+export type {
+  FailoverClientOptions,
+  OriginConfig,
+  ReconcileHook,
+  ReconcileRequest,
+  ReconcileResult,
+} from './runtime/client-options.js';
+export type { FailoverRequest } from './runtime/prepare-request.js';
+export type { AuthProvider } from './runtime/auth-coordinator.js';
+export type { DecisionEvent, DecisionEventType } from './runtime/decision-events.js';
+
+export { definePolicy } from './policy/define-policy.js';
+export { defaultPolicy } from './policy/defaults.js';
+export type { Policy, PolicyInput, Jitter } from './policy/policy.js';
+export type { Failure, FailureClass, FailReason, RequestSent } from './policy/failure.js';
+export type { Outcome } from './policy/outcome.js';
+
+export { fetchTransport } from './transports/fetch-transport.js';
+export type { Transport, TransportRequest, TransportResult, TransportErrorPhase } from './transports/transport.js';
+
+export { systemClock } from './clock/system-clock.js';
+export { simulatedClock } from './clock/simulated-clock.js';
+export type { Clock } from './clock/clock.js';
+export type { SimulatedClock } from './clock/simulated-clock.js';
+
+export { FailwiseError } from './errors/failwise-error.js';
+export { PolicyError } from './errors/policy-error.js';
+export type { PolicyIssue } from './errors/policy-error.js';
+export { RequestError } from './errors/request-error.js';
+export { RequestFailedError } from './errors/request-failed-error.js';
+export {
+  isFailwiseError,
+  isPolicyError,
+  isRequestError,
+  isRequestFailedError,
+} from './errors/type-guards.js';

@@ -1,0 +1,48 @@
+/** Whether an attempt's request may have reached the server. Decides if a write may be sent again. */
+export type RequestSent = 'no' | 'yes' | 'unknown';
+
+/** Every way an attempt can fail; the table in docs/failure-classes.md says what each means. */
+export type FailureClass =
+  | 'offline'
+  | 'dns'
+  | 'connect'
+  | 'connect-timeout'
+  | 'tls'
+  | 'response-timeout'
+  | 'connection-lost'
+  | 'unauthorized'
+  | 'rate-limited'
+  | 'unavailable'
+  | 'server-error'
+  | 'client-error'
+  | 'unexpected'
+  | 'cancelled';
+
+/** One failed attempt. `message` never holds a header value, a token, a body or a query string (rule 9). */
+export interface Failure {
+  class: FailureClass;
+  requestSent: RequestSent;
+  origin: string;
+  /** The HTTP status of the response, when the attempt got one. */
+  status?: number;
+  /**
+   * The server's Retry-After in ms, as parsed by `parseRetryAfter` and not capped: the engine compares it with
+   * `policy.retryAfter.maxMs` and the time left, and ends the request (`retry-after-exceeds-budget`) rather
+   * than wait less than the server asked (CONTRACT rule 5). Absent when the response had none to honour.
+   */
+  retryAfterMs?: number;
+  message: string;
+}
+
+/** Why a request ended `failed` (or was deferred). */
+export type FailReason =
+  | 'not-retryable'
+  | 'attempts-exhausted'
+  | 'budget-exhausted'
+  | 'unsafe-to-replay'
+  | 'retry-after-exceeds-budget'
+  | 'retry-budget-exhausted'
+  | 'unauthorized'
+  | 'offline'
+  | 'no-healthy-origin'
+  | 'cancelled';

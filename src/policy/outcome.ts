@@ -1,0 +1,25 @@
+import type { Failure, FailReason } from './failure.js';
+
+/** How every request ends. `client.request` resolves with one; it never rejects for a network or server failure. */
+export type Outcome =
+  | {
+      status: 'succeeded';
+      response: Response;
+      origin: string;
+      attempts: number;
+      elapsedMs: number;
+      stale?: boolean;
+      /** The write's outcome was unknown and `reconcile` found it applied. */
+      reconciled?: boolean;
+    }
+  | {
+      status: 'failed';
+      reason: FailReason;
+      failure?: Failure;
+      /** The last response the server gave, so an app can show the server's own error message. */
+      response?: Response;
+      origin?: string;
+      attempts: number;
+      elapsedMs: number;
+    }
+  | { status: 'deferred'; entryId: string; reason: FailReason | 'durable' };

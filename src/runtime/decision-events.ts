@@ -1,0 +1,38 @@
+import type { FailReason, FailureClass, RequestSent } from '../policy/failure.js';
+
+export type DecisionEventType =
+  | 'attempt-started'
+  | 'attempt-failed'
+  | 'retry-scheduled'
+  | 'succeeded'
+  | 'failed'
+  | 'deferred'
+  | 'health-changed'
+  | 'outbox-changed';
+
+/**
+ * One decision, as `onEvent` receives it. Built field by field from an allow-list (src/runtime/redact.ts):
+ * origin ids, hosts, methods, paths without their query, classes, attempt numbers, delays and times;
+ * never a query string, a header value, a token or a body (CONTRACT rule 9).
+ */
+export interface DecisionEvent {
+  type: DecisionEventType;
+  requestId: string;
+  origin: string;
+  /** The origin's host (and port), e.g. `api.example.com`. */
+  host: string;
+  method: string;
+  /** The request path without its query string or fragment. */
+  path: string;
+  attempt: number;
+  /** Time since the request began, on the client's clock. */
+  elapsedMs: number;
+  failureClass?: FailureClass;
+  requestSent?: RequestSent;
+  status?: number;
+  delayMs?: number;
+  retryAfterMs?: number;
+  reason?: FailReason | 'durable';
+  from?: string;
+  to?: string;
+}

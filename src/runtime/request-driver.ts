@@ -1,0 +1,93 @@
+import { createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
+import { requestMachine } from '../../machines/request/request.machine.js';
+import type {
+  AttemptInput,
+  AttemptOutput,
+  ChooseOriginInput,
+  ChooseOriginOutput,
+  ReconcileInput,
+  ReconcileOutput,
+  RefreshAuthInput,
+  RefreshAuthOutput,
+  RequestMachineEmitted,
+  RequestMachineInput,
+  RequestMachineOutput,
+} from '../../machines/request/request.types.js';
+import type { Clock } from '../clock/clock.js';
+
+/** The effects a request needs, as plain async functions: the driver turns them into machine actors. */
+export interface RequestEffects {
+  attempt(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput>;
+  chooseOrigin?(input: ChooseOriginInput, signal: AbortSignal): Promise<ChooseOriginOutput>;
+  refreshAuth?(input: RefreshAuthInput, signal: AbortSignal): Promise<RefreshAuthOutput>;
+  reconcile?(input: ReconcileInput, signal: AbortSignal): Promise<ReconcileOutput>;
+}
+
+export interface RunningRequest {
+  /** Settles once, with the machine's output, when the request reaches a final state. */
+  readonly done: Promise<RequestMachineOutput>;
+  /** Ends the request at once as `failed` / `cancelled`; aborts what is in flight. */
+  cancel(): void;
+}
+
+export interface RequestDriver {
+  run(input: RequestMachineInput, onEmitted: (event: RequestMachineEmitted) => void): RunningRequest;
+}
+
+/**
+ * The one seam between failwise and XState's actor runtime: nothing else creates or touches a request
+ * actor. A leaner executor (pure `transition()` steps) can replace this file without changing callers.
+ */
+export function createRequestDriver(
+  effects: RequestEffects,
+  options: { clock: Clock; inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) },
+): RequestDriver {
+  const machine = requestMachine.provide({
+    actors: {
+      transport: fromPromise<AttemptOutput, AttemptInput>(({ input, signal }) => effects.attempt(input, signal)),
+      ...(effects.chooseOrigin && {
+        chooseOrigin: fromPromise<ChooseOriginOutput, ChooseOriginInput>(({ input, signal }) =>
+          effects.chooseOrigin!(input, signal),
+        ),
+      }),
+      ...(effects.refreshAuth && {
+        refreshAuth: fromPromise<RefreshAuthOutput, RefreshAuthInput>(({ input, signal }) =>
+          effects.refreshAuth!(input, signal),
+        ),
+      }),
+      ...(effects.reconcile && {
+        reconcile: fromPromise<ReconcileOutput, ReconcileInput>(({ input, signal }) => effects.reconcile!(input, signal)),
+      }),
+    },
+  });
+
+  return {
+    run(input, onEmitted) {
+      const actor = createActor(machine, {
+        input,
+        clock: options.clock,
+        ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
+      });
+      const done = new Promise<RequestMachineOutput>((resolve, reject) => {
+        actor.subscribe({
+          complete: () => {
+            const output = actor.getSnapshot().output;
+            // Stopping the finished actor clears its timers and releases its children.
+            actor.stop();
+            if (output === undefined) reject(new Error('requestMachine finished without output'));
+            else resolve(output);
+          },
+          error: (error) => reject(error instanceof Error ? error : new Error(String(error))),
+        });
+      });
+      actor.on('*', (event) => onEmitted(event as RequestMachineEmitted));
+      actor.start();
+      return {
+        done,
+        cancel: () => {
+          if (actor.getSnapshot().status === 'active') actor.send({ type: 'request.cancel' });
+        },
+      };
+    },
+  };
+}

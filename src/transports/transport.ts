@@ -1,0 +1,36 @@
+import type { TransportResult } from '../policy/transport-result.js';
+
+export type { TransportErrorPhase, TransportResult } from '../policy/transport-result.js';
+
+/** One attempt, as the engine hands it to a transport. */
+export interface TransportRequest {
+  /** The absolute URL: the chosen origin's url joined with the request path. */
+  url: string;
+  method: string;
+  /** Header names in lower case. */
+  headers: Record<string, string>;
+  /** A replayable body: the engine may send the same bytes again on a later attempt. */
+  body?: string | Uint8Array;
+  /** Aborted when the attempt times out, the request is cancelled or the client closes. */
+  signal: AbortSignal;
+  /** How long the transport may wait for a connection before reporting `connect-timeout`. */
+  connectTimeoutMs: number;
+  /**
+   * How many attempts this call may make in all (>= 1). A transport that retries by itself (as undici
+   * may on a stale keep-alive socket) must stay within it and report what it made in `attempts`, since
+   * those attempts count against `policy.attempts.max` (CONTRACT rule 1).
+   */
+  attemptsLeft: number;
+}
+
+/**
+ * Anything that can carry one HTTP attempt. A transport never throws for a network failure: it
+ * resolves with a `TransportResult` that says where the attempt failed. See docs/transports.md.
+ */
+export interface Transport {
+  /** Shown in decision events and errors, e.g. `fetch` or `node:http`. */
+  readonly name: string;
+  send(request: TransportRequest): Promise<TransportResult>;
+  /** Releases pooled connections; `client.close()` calls it. */
+  close?(): void | Promise<void>;
+}
