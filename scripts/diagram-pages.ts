@@ -1,0 +1,9 @@
+import { requestMachine } from '../machines/request/request.machine.js';
+import { machinePage } from './machine-diagram.js';
+
+/** Every generated page, by path: `npm run diagrams` writes them and a test compares them. */
+export function diagramPages(): Record<string, string> {
+  return {
+    'docs/machines/request.md': machinePage('requestMachine', requestMachine),
+  };
+}

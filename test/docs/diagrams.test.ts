@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { diagramPages } from '../../scripts/diagram-pages.js';
+import { toMermaid } from '../../scripts/machine-diagram.js';
+import { requestMachine } from '../../machines/request/request.machine.js';
+
+describe('generated machine diagrams', () => {
+  it.each(Object.entries(diagramPages()))('%s matches the machine definition (run `npm run diagrams`)', (file, expected) => {
+    expect(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8')).toBe(expected);
+  });
+
+  it('names every state, guard, delay and reason of the request machine', () => {
+    const diagram = toMermaid(requestMachine);
+    for (const name of [
+      'choosingOrigin',
+      'attempting',
+      'evaluating',
+      'backingOff',
+      'refreshingAuth',
+      'reconciling',
+      'after attemptTimeout',
+      'after backoffDelay',
+      'after requestBudget',
+      'and(not(isSafeToReplay), canReconcile)',
+      '/ unsafe-to-replay',
+      'request.cancel',
+    ]) {
+      expect(diagram).toContain(name);
+    }
+    expect(diagram).not.toMatch(/anonymous|xstate\.(after|done|error)/);
+  });
+});

@@ -1,0 +1,87 @@
+import { createActor, fromPromise, toPromise, type InspectionEvent } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import { requestMachine } from '../../src/machines.js';
+import type { AttemptInput, AttemptOutput, RequestMachineInput } from '../../src/machines.js';
+import { definePolicy } from '../../src/policy/define-policy.js';
+import { simulatedClock } from '../../src/clock/simulated-clock.js';
+
+// docs/embedding.md shows this code: an app runs requestMachine with its own transport actor, no client.
+
+const input = (overrides: Partial<RequestMachineInput> = {}): RequestMachineInput => ({
+  requestId: 'embedded-1',
+  method: 'GET',
+  origins: ['primary'],
+  write: false,
+  policy: definePolicy({ backoff: { jitter: 'none', initialMs: 100 } }),
+  budgetMs: 10_000,
+  startedAt: 0,
+  canRefreshAuth: false,
+  canReconcile: false,
+  deferrable: false,
+  ...overrides,
+});
+
+describe('requestMachine embedded without the client', () => {
+  it('runs with an app-provided transport actor and the app clock', async () => {
+    const clock = simulatedClock();
+    const seen: AttemptInput[] = [];
+    const machine = requestMachine.provide({
+      actors: {
+        transport: fromPromise<AttemptOutput, AttemptInput>(async ({ input }) => {
+          seen.push(input);
+          const status = input.attempt === 1 ? 503 : 200;
+          return { kind: 'response', response: new Response(`attempt ${input.attempt}`, { status }) };
+        }),
+      },
+    });
+    const inspected: InspectionEvent[] = [];
+    const actor = createActor(machine, { input: input(), clock, inspect: (e) => inspected.push(e) });
+    const emitted: string[] = [];
+    actor.on('*', (e) => emitted.push(e.type));
+    actor.start();
+    await clock.runAll();
+    const output = await toPromise(actor);
+    expect(output).toMatchObject({ status: 'succeeded', attempts: 2, origin: 'primary' });
+    expect(output.status === 'succeeded' && (await output.response.text())).toBe('attempt 2');
+    expect(seen.map((s) => s.origin)).toEqual(['primary', 'primary']);
+    expect(emitted).toEqual(['attempt-started', 'attempt-failed', 'retry-scheduled', 'attempt-started']);
+    // The inspector sees the request actor and its snapshots, with the states by name.
+    expect(inspected.some((e) => e.type === '@xstate.actor')).toBe(true);
+    const values = inspected.flatMap((e) => (e.type === '@xstate.snapshot' && e.actorRef === actor ? [JSON.stringify((e.snapshot as { value?: unknown }).value)] : []));
+    expect(values).toContain('{"active":"backingOff"}');
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('can be cancelled from outside, aborting the attempt in flight', async () => {
+    const clock = simulatedClock();
+    let abortedBy: unknown;
+    const machine = requestMachine.provide({
+      actors: {
+        transport: fromPromise<AttemptOutput, AttemptInput>(
+          ({ signal }) =>
+            new Promise((resolve) =>
+              signal.addEventListener('abort', () => {
+                abortedBy = signal.reason;
+                resolve({ kind: 'error', phase: 'unknown', message: 'aborted' });
+              }),
+            ),
+        ),
+      },
+    });
+    const actor = createActor(machine, { input: input(), clock }).start();
+    await clock.increment(50);
+    actor.send({ type: 'request.cancel' });
+    const output = await toPromise(actor);
+    expect(output).toMatchObject({ status: 'failed', reason: 'cancelled', failure: { class: 'cancelled' } });
+    expect(abortedBy).toBeDefined();
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('without a provided transport, fails visibly rather than hanging', async () => {
+    const clock = simulatedClock();
+    const actor = createActor(requestMachine, { input: input({ policy: definePolicy({ attempts: { max: 1 } }) }), clock }).start();
+    await clock.runAll();
+    const output = await toPromise(actor);
+    expect(output).toMatchObject({ status: 'failed', failure: { class: 'unexpected' } });
+  });
+});

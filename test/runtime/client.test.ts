@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import { harness } from '../helpers/client-harness.js';
+import { fail, respond } from '../helpers/scripted-transport.js';
+import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
+import { PolicyError } from '../../src/errors/policy-error.js';
+import { RequestError } from '../../src/errors/request-error.js';
+import { RequestFailedError } from '../../src/errors/request-failed-error.js';
+import { FailwiseError } from '../../src/errors/failwise-error.js';
+
+describe('cancellation', () => {
+  it('ends at once when aborted during a backoff wait, and starts no further attempt', async () => {
+    const h = harness([{ reply: respond(503) }], { policy: { backoff: { initialMs: 1_000, jitter: 'none' } } });
+    const controller = new AbortController();
+    const outcome = h.client.request({ path: '/x', signal: controller.signal });
+    await h.clock.increment(400);
+    expect(h.transport.calls).toHaveLength(1);
+    controller.abort();
+    const result = await outcome;
+    expect(result).toMatchObject({ status: 'failed', reason: 'cancelled', attempts: 1, elapsedMs: 400 });
+    await h.clock.runAll();
+    expect(h.transport.calls).toHaveLength(1);
+    expect(h.clock.pending()).toBe(0);
+  });
+
+  it('aborts the attempt in flight', async () => {
+    const h = harness([{ reply: 'hang' }]);
+    const controller = new AbortController();
+    const outcome = h.client.request({ path: '/x', signal: controller.signal });
+    await h.clock.increment(10);
+    controller.abort();
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'cancelled', failure: { class: 'cancelled' } });
+    expect(h.transport.aborted).toBe(1);
+    expect(h.transport.calls[0]?.signal.aborted).toBe(true);
+  });
+
+  it('sends nothing for an already aborted signal', async () => {
+    const h = harness([{ reply: respond(200) }]);
+    const outcome = await h.run({ path: '/x', signal: AbortSignal.abort() });
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'cancelled' });
+    expect(h.transport.calls.every((c) => c.signal.aborted)).toBe(true);
+    expect(h.transport.aborted).toBe(h.transport.calls.length);
+  });
+});
+
+describe('idempotency keys (IETF httpapi Idempotency-Key draft)', () => {
+  it('generates a key for idempotencyKey: auto and sends it on every attempt', async () => {
+    const h = harness([{ reply: fail('response-timeout') }, { reply: respond(201) }]);
+    await h.run({ method: 'POST', path: '/orders', idempotencyKey: 'auto' });
+    const keys = h.transport.calls.map((c) => c.headers['idempotency-key']);
+    expect(keys[0]).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(keys[1]).toBe(keys[0]);
+  });
+
+  it('uses the header name the policy gives', async () => {
+    const h = harness([{ reply: respond(201) }], { policy: { idempotency: { header: 'X-Request-Key' } } });
+    await h.run({ method: 'POST', path: '/orders', idempotencyKey: 'k1' });
+    expect(h.transport.calls[0]?.headers).toMatchObject({ 'x-request-key': 'k1' });
+  });
+
+  it('waits and sends the same request again on 409 (the original is still in flight)', async () => {
+    const h = harness([{ reply: respond(409) }, { reply: respond(201) }]);
+    const outcome = await h.run({ method: 'POST', path: '/orders', body: 'b', idempotencyKey: 'k1' });
+    expect(outcome).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(h.transport.calls[1]).toMatchObject({ body: 'b', headers: { 'idempotency-key': 'k1' } });
+  });
+
+  it('does not retry 409 without a key', async () => {
+    const h = harness([{ reply: respond(409) }, { reply: respond(201) }]);
+    expect(await h.run({ method: 'POST', path: '/orders' })).toMatchObject({ status: 'failed', reason: 'not-retryable' });
+  });
+
+  it.each([422, 400])('fails visibly on %i with the server response kept', async (status) => {
+    const h = harness([{ reply: respond(status, {}, '{"error":"key reused"}') }]);
+    const outcome = await h.run({ method: 'POST', path: '/orders', idempotencyKey: 'k1' });
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'not-retryable', failure: { status } });
+    if (outcome.status === 'failed') expect(await outcome.response?.json()).toEqual({ error: 'key reused' });
+  });
+});
+
+describe('the attempt header', () => {
+  it('tells the server which attempt it sees when the policy names a header', async () => {
+    const h = harness([{ reply: respond(503) }, { reply: respond(200) }], { policy: { attemptHeader: 'x-failwise-attempt' } });
+    await h.run({ path: '/x' });
+    expect(h.transport.calls.map((c) => c.headers['x-failwise-attempt'])).toEqual(['attempt=1; max=3', 'attempt=2; max=3']);
+  });
+
+  it('sends none by default', async () => {
+    const h = harness([{ reply: respond(200) }]);
+    await h.run({ path: '/x' });
+    expect(Object.keys(h.transport.calls[0]!.headers)).toEqual([]);
+  });
+});
+
+describe('client.fetch', () => {
+  it('resolves with the Response of a succeeded outcome', async () => {
+    const h = harness([{ reply: respond(200, { 'content-type': 'application/json' }, '{"ok":true}') }]);
+    const response = h.client.fetch('/x', { method: 'GET', headers: { accept: 'application/json' }, mode: 'cors' });
+    await h.clock.runAll();
+    expect(await (await response).json()).toEqual({ ok: true });
+  });
+
+  it('rejects with RequestFailedError carrying the whole outcome', async () => {
+    const h = harness([{ reply: respond(404, {}, 'nope') }]);
+    const response = h.client.fetch('/missing');
+    await h.clock.runAll();
+    const error = await response.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestFailedError);
+    expect((error as RequestFailedError).outcome).toMatchObject({ status: 'failed', reason: 'not-retryable', failure: { status: 404 } });
+    expect((error as Error).message).toBe('request failed: not-retryable (client-error: HTTP 404)');
+  });
+});
+
+describe('bad input', () => {
+  it('rejects a malformed request with RequestError naming the field', async () => {
+    const h = harness([{ reply: respond(200) }]);
+    const cases: [unknown, string][] = [
+      [{ path: 'no-slash' }, 'request.path: expected a path starting with "/", got "no-slash"'],
+      [{ path: '/x', method: 'GE T' }, 'request.method: expected an HTTP method token, got "GE T"'],
+      [{ path: '/x', deadlineMs: -1 }, 'request.deadlineMs: expected a number > 0, got -1'],
+      [{ path: '/x', idempotencyKey: '' }, 'request.idempotencyKey: expected a non-empty single-line string or "auto"'],
+      [{ path: '/x', body: new Blob(['x']) }, 'request.body: expected a string, bytes or URLSearchParams: a stream, Blob or FormData cannot be replayed safely'],
+      [{ path: '/x', lifetime: 'forever' }, 'request.lifetime: expected "interactive", "durable" or "cached", got "forever"'],
+      [{ path: '/x', bodyy: 'typo' }, 'request.bodyy: unknown field'],
+      [{ path: '/x', signal: {} }, 'request.signal: expected an AbortSignal'],
+    ];
+    for (const [request, message] of cases) {
+      const error = await h.client.request(request as never).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(RequestError);
+      expect((error as Error).message).toBe(message);
+    }
+    expect(h.transport.calls).toHaveLength(0);
+  });
+
+  it('refuses every bad option at once with PolicyError', () => {
+    const make = () =>
+      createFailoverClient({
+        origins: [
+          { id: 'a', url: 'https://a.example.test' },
+          { id: 'a', url: 'ftp://b.example.test' },
+          { id: '', url: 'https://c.example.test?token=x' },
+        ],
+        policy: { attempts: { max: 0 }, budgetMs: 1_000, timeouts: { attemptMs: 5_000 } },
+        retries: 3,
+      } as never);
+    expect(make).toThrow(PolicyError);
+    expect(() => make()).toThrow(
+      [
+        'retries: unknown option',
+        'origins[1].id: duplicate origin id "a"',
+        'origins[1].url: expected an http(s) URL, got protocol "ftp:"',
+        'origins[2].id: expected a non-empty string',
+        'origins[2].url: must not contain a query, fragment or credentials; send credentials with `auth`',
+      ].join('\n'),
+    );
+    try {
+      make();
+    } catch (error) {
+      const paths = (error as PolicyError).issues.map((i) => i.path);
+      expect(paths).toContain('policy.attempts.max');
+      expect(paths).toContain('policy.timeouts.attemptMs');
+    }
+  });
+
+  it('refuses an empty origin list', () => {
+    expect(() => createFailoverClient({ origins: [] })).toThrow('origins: expected a non-empty array of { id, url }');
+  });
+});
+
+describe('client.close', () => {
+  it('ends requests in flight as cancelled and refuses new ones', async () => {
+    const h = harness([{ reply: 'hang' }]);
+    const outcome = h.client.request({ path: '/x' });
+    await h.clock.increment(5);
+    await h.client.close();
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'cancelled' });
+    expect(h.clock.pending()).toBe(0);
+    await expect(h.client.request({ path: '/x' })).rejects.toThrow(FailwiseError);
+  });
+
+  it('ignores an onEvent observer that throws', async () => {
+    const h = harness([{ reply: respond(200) }], {
+      onEvent: () => {
+        throw new Error('observer bug');
+      },
+    });
+    expect(await h.run({ path: '/x' })).toMatchObject({ status: 'succeeded' });
+  });
+});
