@@ -1,6 +1,16 @@
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
+const src = (file: string) => fileURLToPath(new URL(`./src/${file}`, import.meta.url));
+
 export default defineConfig({
+  resolve: {
+    // Lets tests import the package by its public names, as users do (e.g. the README example).
+    alias: [
+      { find: /^failwise$/, replacement: src('index.ts') },
+      { find: /^failwise\/(machines|node|browser)$/, replacement: src('$1.ts') },
+    ],
+  },
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
