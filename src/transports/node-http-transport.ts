@@ -1,0 +1,334 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import type { LookupFunction, Socket } from 'node:net';
+import type { Clock } from '../clock/clock.js';
+import { systemClock } from '../clock/system-clock.js';
+import type { TransportResult } from '../policy/transport-result.js';
+import { bufferedResponse, isRepresentableStatus } from './buffered-response.js';
+import {
+  abortedResult,
+  errorResult,
+  findNetworkCause,
+  isDnsCode,
+  isTlsCause,
+  type NetworkCause,
+} from './network-error.js';
+import type { Transport, TransportRequest } from './transport.js';
+
+export interface NodeHttpTransportOptions {
+  /**
+   * Resolves host names instead of `dns.lookup`, e.g. to pin a host to an address or to produce a DNS
+   * failure in a test without a network. Called like `dns.lookup`, including `{ all: true }`.
+   */
+  lookup?: LookupFunction;
+  /**
+   * Times the connect timeout (`request.connectTimeoutMs`).
+   * @default systemClock
+   */
+  clock?: Clock;
+  /**
+   * Keep connections open between attempts. The transport owns one `http.Agent` and one
+   * `https.Agent`, made on first use and destroyed by `close()`.
+   * @default true
+   */
+  keepAlive?: boolean;
+  /**
+   * Agents of your own instead of the transport's. `close()` leaves them alone: you own them.
+   */
+  agents?: { http?: http.Agent; https?: https.Agent };
+  /** TLS settings for `https:` origins. */
+  tls?: {
+    /** Certificate authorities to trust instead of Node's bundled list. */
+    ca?: string | Buffer | Array<string | Buffer>;
+    /** @default true */
+    rejectUnauthorized?: boolean;
+  };
+}
+
+/** How far an attempt got; decides the phase of a failure. */
+type Stage = 'connecting' | 'handshaking' | 'sending' | 'sent' | 'receiving';
+
+/**
+ * A transport over `node:http` and `node:https` that follows the socket, so each failure has an exact
+ * phase: `dns` (lookup failed), `connect`, `connect-timeout` (no connection, and for https no finished
+ * TLS handshake, within `request.connectTimeoutMs`), `tls`, then `connection-lost` once bytes of the
+ * request may have gone out (`requestSent: 'unknown'`, or `'yes'` when the response headers had
+ * arrived). The body is read whole within the attempt. Node only: import it from `failwise/node`.
+ *
+ * When `send` resolves, its connect timer is cleared and a failed attempt's socket is destroyed; a
+ * successful one goes back to the keep-alive pool, which `close()` empties.
+ */
+export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Transport {
+  const clock = options.clock ?? systemClock;
+  const keepAlive = options.keepAlive ?? true;
+  let ownHttpAgent: http.Agent | undefined;
+  let ownHttpsAgent: https.Agent | undefined;
+
+  const agentFor = (isHttps: boolean): http.Agent => {
+    if (isHttps) {
+      if (options.agents?.https !== undefined) return options.agents.https;
+      ownHttpsAgent ??= new https.Agent({ keepAlive });
+      return ownHttpsAgent;
+    }
+    if (options.agents?.http !== undefined) return options.agents.http;
+    ownHttpAgent ??= new http.Agent({ keepAlive });
+    return ownHttpAgent;
+  };
+
+  return {
+    name: 'node:http',
+    send: (request) => sendWithNodeHttp(request, options, clock, agentFor),
+    close: () => {
+      ownHttpAgent?.destroy();
+      ownHttpsAgent?.destroy();
+      ownHttpAgent = undefined;
+      ownHttpsAgent = undefined;
+    },
+  };
+}
+
+function sendWithNodeHttp(
+  request: TransportRequest,
+  options: NodeHttpTransportOptions,
+  clock: Clock,
+  agentFor: (isHttps: boolean) => http.Agent,
+): Promise<TransportResult> {
+  const { signal } = request;
+  if (signal.aborted) return Promise.resolve(abortedResult());
+
+  let url: URL;
+  try {
+    url = new URL(request.url);
+  } catch {
+    return Promise.resolve(errorResult('unknown', 'no', 'node:http: the request URL is not an absolute URL'));
+  }
+  const isHttps = url.protocol === 'https:';
+  if (!isHttps && url.protocol !== 'http:') {
+    return Promise.resolve(errorResult('unknown', 'no', `node:http: unsupported protocol ${url.protocol}`));
+  }
+  const host = url.host;
+
+  return new Promise<TransportResult>((resolve) => {
+    let stage: Stage = 'connecting';
+    let lookupFailed = false;
+    let settled = false;
+    let connectTimer: unknown;
+    let socket: Socket | undefined;
+    let req: http.ClientRequest | undefined;
+    let res: http.IncomingMessage | undefined;
+
+    const onLookup = (error: Error | null): void => {
+      if (error !== null) lookupFailed = true;
+    };
+    const onConnect = (): void => {
+      if (stage !== 'connecting') return;
+      if (isHttps) {
+        stage = 'handshaking';
+      } else {
+        markConnected();
+      }
+    };
+    const onSecureConnect = (): void => {
+      if (stage === 'connecting' || stage === 'handshaking') markConnected();
+    };
+    const detachSocket = (): void => {
+      socket?.removeListener('lookup', onLookup);
+      socket?.removeListener('connect', onConnect);
+      socket?.removeListener('secureConnect', onSecureConnect);
+    };
+    const clearConnectTimer = (): void => {
+      if (connectTimer !== undefined) clock.clearTimeout(connectTimer);
+      connectTimer = undefined;
+    };
+    function markConnected(): void {
+      stage = 'sending';
+      clearConnectTimer();
+      detachSocket();
+    }
+
+    const settle = (result: TransportResult): void => {
+      if (settled) return;
+      settled = true;
+      clearConnectTimer();
+      detachSocket();
+      signal.removeEventListener('abort', onAbort);
+      if (result.kind === 'error') {
+        res?.destroy();
+        req?.destroy();
+      }
+      resolve(result);
+    };
+    function onAbort(): void {
+      settle(abortedResult());
+    }
+
+    const failBeforeResponse = (error: unknown): void => {
+      // Once headers arrived the response's own events decide (a server may answer before reading
+      // the whole request body, and the unsent rest then fails to write).
+      if (stage === 'receiving') return;
+      settle(classifyBeforeResponse(stage, lookupFailed, findNetworkCause(error), host, url.hostname));
+    };
+
+    signal.addEventListener('abort', onAbort, { once: true });
+    const { connectTimeoutMs } = request;
+    if (Number.isFinite(connectTimeoutMs) && connectTimeoutMs > 0) {
+      connectTimer = clock.setTimeout(() => {
+        connectTimer = undefined;
+        if (stage !== 'connecting' && stage !== 'handshaking') return;
+        const pending = stage === 'handshaking' ? 'TLS handshake' : 'connection';
+        settle(
+          errorResult('connect-timeout', 'no', `no ${pending} to ${host} within ${connectTimeoutMs} ms`),
+        );
+      }, connectTimeoutMs);
+    }
+
+    const requestOptions: https.RequestOptions = {
+      method: request.method,
+      headers: request.headers,
+      agent: agentFor(isHttps),
+    };
+    if (options.lookup !== undefined) requestOptions.lookup = options.lookup;
+    if (isHttps && options.tls?.ca !== undefined) requestOptions.ca = options.tls.ca;
+    if (isHttps && options.tls?.rejectUnauthorized !== undefined) {
+      requestOptions.rejectUnauthorized = options.tls.rejectUnauthorized;
+    }
+
+    try {
+      req = (isHttps ? https : http).request(url, requestOptions);
+    } catch (error) {
+      // Node validates the method and header names/values synchronously; nothing was sent.
+      const code = findNetworkCause(error)?.code;
+      settle(
+        errorResult('unknown', 'no', `${code ?? 'invalid request'} building the request to ${host}`, code),
+      );
+      return;
+    }
+    const clientRequest = req;
+
+    clientRequest.on('socket', (assigned: Socket) => {
+      socket = assigned;
+      if (settled) return;
+      if (clientRequest.reusedSocket) {
+        markConnected();
+        return;
+      }
+      if (assigned.destroyed) return; // failed already (a lookup may call back at once): 'error' follows
+      if (assigned.connecting) {
+        assigned.on('lookup', onLookup);
+        assigned.on('connect', onConnect);
+      } else if (!isHttps) {
+        markConnected();
+        return;
+      } else {
+        stage = 'handshaking';
+      }
+      if (isHttps) assigned.on('secureConnect', onSecureConnect);
+    });
+    clientRequest.on('finish', () => {
+      if (stage === 'sending') stage = 'sent';
+    });
+    // Stays attached after settling: destroying the request emits one more 'error'.
+    clientRequest.on('error', failBeforeResponse);
+    clientRequest.on('close', () => failBeforeResponse(undefined));
+    clientRequest.on('response', (incoming) => {
+      res = incoming;
+      stage = 'receiving';
+      clearConnectTimer();
+      detachSocket();
+      const chunks: Buffer[] = [];
+      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      incoming.on('error', () => undefined);
+      incoming.on('end', () => {
+        if (!incoming.complete) return;
+        settle(responseResult(request.method, incoming, Buffer.concat(chunks), host));
+      });
+      incoming.on('close', () => {
+        if (settled) return;
+        const code = findNetworkCause(incoming.errored)?.code ?? 'ECONNRESET';
+        settle(
+          errorResult(
+            'connection-lost',
+            'yes',
+            `${code}: connection to ${host} lost while reading the response body`,
+            code,
+          ),
+        );
+      });
+    });
+
+    clientRequest.end(request.body);
+  });
+}
+
+/** The phase of a failure before any response headers, from how far the socket got. */
+function classifyBeforeResponse(
+  stage: Stage,
+  lookupFailed: boolean,
+  cause: NetworkCause | undefined,
+  host: string,
+  hostname: string,
+): TransportResult {
+  const code = cause?.code;
+  const named = code ?? 'closed';
+  switch (stage) {
+    case 'connecting':
+      if (lookupFailed || (code !== undefined && isDnsCode(code))) {
+        return errorResult('dns', 'no', `${code ?? 'lookup failed'} resolving ${hostname}`, code);
+      }
+      if (code === 'ETIMEDOUT')
+        return errorResult('connect-timeout', 'no', `${code} connecting to ${host}`, code);
+      if (cause !== undefined && isTlsCause(cause)) {
+        return errorResult('tls', 'no', `${named} in the TLS handshake with ${host}`, code);
+      }
+      return errorResult('connect', 'no', `${named} connecting to ${host}`, code);
+    case 'handshaking':
+      // The TLS handshake had not finished: no byte of the request can have left.
+      if (code !== undefined && isDnsCode(code))
+        return errorResult('dns', 'no', `${code} resolving ${hostname}`, code);
+      return errorResult('tls', 'no', `${named} in the TLS handshake with ${host}`, code);
+    case 'sending':
+      return errorResult(
+        'connection-lost',
+        'unknown',
+        `${named}: connection to ${host} lost while sending the request`,
+        code,
+      );
+    case 'sent':
+    case 'receiving':
+      return errorResult(
+        'connection-lost',
+        'unknown',
+        `${named}: connection to ${host} lost before a response`,
+        code,
+      );
+  }
+}
+
+function responseResult(
+  method: string,
+  incoming: http.IncomingMessage,
+  body: Buffer<ArrayBuffer>,
+  host: string,
+): TransportResult {
+  const status = incoming.statusCode ?? 0;
+  if (!isRepresentableStatus(status)) {
+    return errorResult(
+      'unknown',
+      'yes',
+      `node:http: ${host} answered with status ${status}, which a Response cannot hold`,
+    );
+  }
+  const headers = new Headers();
+  const raw = incoming.rawHeaders;
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    try {
+      headers.append(raw[i] as string, raw[i + 1] as string);
+    } catch {
+      // A header the WHATWG Headers class refuses (Node's parser is more lenient): leave it out.
+    }
+  }
+  return {
+    kind: 'response',
+    response: bufferedResponse(method, status, incoming.statusMessage ?? '', headers, body),
+  };
+}
