@@ -57,13 +57,19 @@ bench
   .add('failwise client.request, 503 then 204', () => flakyClient.request({ path: '/x' }));
 
 await bench.run();
-const base = bench.tasks[0]!.result!.latency.mean;
+/** A task's latency statistics; a task that errored or was aborted has none, which fails the run. */
+function latency(task: (typeof bench.tasks)[number]) {
+  const result = task.result;
+  if (result === undefined || !('latency' in result)) throw new Error(`bench: ${task.name} produced no result`);
+  return result.latency;
+}
+const base = latency(bench.tasks[0]!).mean;
 console.table(
   bench.tasks.map((task) => ({
     case: task.name,
-    'mean µs': +(task.result!.latency.mean * 1_000).toFixed(2),
-    'x hand loop': +(task.result!.latency.mean / base).toFixed(1),
-    samples: task.result!.latency.samplesCount,
+    'mean µs': +(latency(task).mean * 1_000).toFixed(2),
+    'x hand loop': +(latency(task).mean / base).toFixed(1),
+    samples: latency(task).samplesCount,
   })),
 );
 await client.close();

@@ -15,7 +15,12 @@ interface Seen {
   writesApplied: number;
 }
 
-const state = { fault: 'none' as Fault, faultUsed: false, token: 'expired', seen: { requests: 0, writesApplied: 0 } as Seen };
+const state: { fault: Fault; faultUsed: boolean; token: string; seen: Seen } = {
+  fault: 'none',
+  faultUsed: false,
+  token: 'expired',
+  seen: { requests: 0, writesApplied: 0 },
+};
 const appliedKeys = new Set<string>();
 
 function handle(req: IncomingMessage, res: ServerResponse, body: string) {

@@ -16,8 +16,8 @@ export interface FailoverRequest {
    * @default 'interactive'
    */
   lifetime?: 'interactive' | 'durable' | 'cached';
-  /** A key that makes a write safe to replay; `'auto'` generates one (sent as `policy.idempotency.header`). */
-  idempotencyKey?: string | 'auto';
+  /** A key that makes a write safe to replay; the string `'auto'` generates one (sent as `policy.idempotency.header`). */
+  idempotencyKey?: string;
   /**
    * Overrides the write test: `true` declares this request safe to replay (e.g. a POST that is really a
    * query), `false` declares a PUT or DELETE unsafe to replay.

@@ -80,7 +80,7 @@ export function createRequestDriver(
           error: (error) => reject(error instanceof Error ? error : new Error(String(error))),
         });
       });
-      actor.on('*', (event) => onEmitted(event as RequestMachineEmitted));
+      actor.on('*', onEmitted);
       actor.start();
       return {
         done,

@@ -41,6 +41,7 @@ export function scriptedTransport(clock: Clock, script: ScriptedReply[]): Script
       const step = script[Math.min(calls.length, script.length - 1)]!;
       calls.push(request);
       return new Promise<TransportResult>((resolve, reject) => {
+        // eslint-disable-next-line prefer-const -- assigned after onAbort is defined, which reads it
         let timer: unknown;
         const onAbort = () => {
           if (timer !== undefined) clock.clearTimeout(timer);
