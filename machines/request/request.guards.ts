@@ -46,6 +46,12 @@ export const requestGuards = {
   fitsInBudget: ({ context }: GuardArgs) => context.plan?.kind === 'wait',
   /** Durable work goes to the outbox where interactive work would fail. */
   isDeferrable: ({ context }: GuardArgs) => context.deferrable,
+  /** The reason is one that time or connectivity can mend, so the outbox may try again later. */
+  canWaitInOutbox: ({ context }: GuardArgs) =>
+    context.reason === 'offline' ||
+    context.reason === 'attempts-exhausted' ||
+    context.reason === 'retry-after-exceeds-budget' ||
+    context.reason === 'budget-exhausted',
   /** A write that may have reached its origin stays on it (rules 2 and 7). */
   isPinnedToOrigin: ({ context }: GuardArgs) => context.pinned && context.origin !== undefined,
   hasChosenOrigin: (_: GuardArgs, params: { origin: string | undefined }) => params.origin !== undefined,

@@ -32,6 +32,11 @@ import type {
 } from './request.types.js';
 import type { FailReason } from '../../src/policy/failure.js';
 
+/** Ends the request with this reason: through `givingUp`, which defers durable work or fails. */
+function giveUp<const R extends FailReason>(reason: R) {
+  return { target: '#request.active.givingUp', actions: { type: 'setReason', params: { reason } } } as const;
+}
+
 /**
  * One request's lifecycle: choose an origin, attempt, classify the failure, then back off and retry,
  * refresh credentials, reconcile an unknown write, defer, or fail with a reason. Bounded by
@@ -99,10 +104,7 @@ export const requestMachine = setup({
       description: 'The request is in progress; its budget timer bounds every state inside.',
       initial: 'choosingOrigin',
       after: {
-        requestBudget: [
-          { guard: 'isDeferrable', target: 'deferred', actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }] },
-          { target: 'failed', actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }] },
-        ],
+        requestBudget: { target: '.givingUp', actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }] },
       },
       on: {
         'request.cancel': { target: 'failed', actions: 'recordCancelled' },
@@ -127,9 +129,9 @@ export const requestMachine = setup({
                 target: 'attempting',
                 actions: { type: 'recordOrigin', params: ({ event }) => event.output },
               },
-              { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'no-healthy-origin' } } },
+              giveUp('no-healthy-origin'),
             ],
-            onError: { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'no-healthy-origin' } } },
+            onError: giveUp('no-healthy-origin'),
           },
         },
         attempting: {
@@ -165,20 +167,20 @@ export const requestMachine = setup({
           always: [
             { guard: 'isSuccess', target: '#request.succeeded' },
             { guard: and(['isUnauthorized', 'canRefreshAuth']), target: 'refreshingAuth' },
-            { guard: 'isUnauthorized', target: '#request.failed', actions: { type: 'setReason', params: { reason: 'unauthorized' } } },
-            { guard: and(['isOffline', 'isDeferrable']), target: '#request.deferred', actions: { type: 'setReason', params: { reason: 'offline' } } },
-            { guard: 'isOffline', target: '#request.failed', actions: { type: 'setReason', params: { reason: 'offline' } } },
-            { guard: not('isRetryableFailure'), target: '#request.failed', actions: { type: 'setReason', params: { reason: 'not-retryable' } } },
+            { guard: 'isUnauthorized', ...giveUp('unauthorized') },
+            { guard: 'isOffline', ...giveUp('offline') },
+            { guard: not('isRetryableFailure'), ...giveUp('not-retryable') },
             { guard: and([not('isSafeToReplay'), 'canReconcile']), target: 'reconciling' },
-            { guard: not('isSafeToReplay'), target: '#request.failed', actions: { type: 'setReason', params: { reason: 'unsafe-to-replay' } } },
-            { guard: and([not('hasAttemptsLeft'), 'isDeferrable']), target: '#request.deferred', actions: { type: 'setReason', params: { reason: 'attempts-exhausted' } } },
-            { guard: not('hasAttemptsLeft'), target: '#request.failed', actions: { type: 'setReason', params: { reason: 'attempts-exhausted' } } },
-            { guard: and(['retryAfterExceedsBudget', 'isDeferrable']), target: '#request.deferred', actions: { type: 'setReason', params: { reason: 'retry-after-exceeds-budget' } } },
-            { guard: 'retryAfterExceedsBudget', target: '#request.failed', actions: { type: 'setReason', params: { reason: 'retry-after-exceeds-budget' } } },
+            { guard: not('isSafeToReplay'), ...giveUp('unsafe-to-replay') },
+            { guard: not('hasAttemptsLeft'), ...giveUp('attempts-exhausted') },
+            { guard: 'retryAfterExceedsBudget', ...giveUp('retry-after-exceeds-budget') },
             { guard: 'fitsInBudget', target: 'backingOff' },
-            { guard: 'isDeferrable', target: '#request.deferred', actions: { type: 'setReason', params: { reason: 'budget-exhausted' } } },
-            { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'budget-exhausted' } } },
+            giveUp('budget-exhausted'),
           ],
+        },
+        givingUp: {
+          description: 'Ends without success: durable work whose failure can wait is deferred to the outbox; the rest fails.',
+          always: [{ guard: and(['isDeferrable', 'canWaitInOutbox']), target: '#request.deferred' }, { target: '#request.failed' }],
         },
         backingOff: {
           description: 'Waits the planned backoff (at least the Retry-After) before the next attempt.',
@@ -197,7 +199,7 @@ export const requestMachine = setup({
             }),
             onDone: { target: 'choosingOrigin', actions: { type: 'recordAuthRefreshed', params: ({ event }) => event.output } },
             onError: {
-              target: '#request.failed',
+              target: 'givingUp',
               actions: ['recordAuthRefreshFailed', { type: 'setReason', params: { reason: 'unauthorized' } }],
             },
           },
@@ -223,9 +225,9 @@ export const requestMachine = setup({
                 target: 'evaluating',
                 actions: { type: 'recordReconcileResult', params: ({ event }) => event.output },
               },
-              { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'unsafe-to-replay' } } },
+              giveUp('unsafe-to-replay'),
             ],
-            onError: { target: '#request.failed', actions: { type: 'setReason', params: { reason: 'unsafe-to-replay' } } },
+            onError: giveUp('unsafe-to-replay'),
           },
         },
       },

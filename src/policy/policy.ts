@@ -3,7 +3,9 @@ export type Jitter = 'full' | 'equal' | 'decorrelated' | 'none';
 
 /**
  * The complete policy: what `definePolicy` returns (frozen), and what a client and each request run by.
- * Every option has one default, given here with `@default` and kept in src/policy/defaults.ts.
+ * Every option has one default, given here with `@default` and kept in src/policy/defaults.ts. Every
+ * duration is a whole number of ms, at most 2147483647 (the longest delay a timer can wait). docs/policy.md
+ * has the rules and examples.
  */
 export interface Policy {
   attempts: {
@@ -22,19 +24,22 @@ export interface Policy {
   budgetMs: number;
   timeouts: {
     /**
-     * How long one attempt may take, from sending to the whole response body. Must not exceed `budgetMs`.
+     * How long one attempt may take, from sending to the whole response body. Must not exceed `budgetMs`;
+     * when left out, it is at most the `budgetMs` you set.
      * @default 5000
      */
     attemptMs: number;
     /**
-     * How long a transport may wait for a connection (`connect-timeout`). Must not exceed `attemptMs`.
+     * How long a transport may wait for a connection (`connect-timeout`). Must not exceed `attemptMs`;
+     * when left out, it is at most the `attemptMs` in effect.
      * @default 3000
      */
     connectMs: number;
   };
   backoff: {
     /**
-     * The base of the first wait: attempt n waits about `initialMs * multiplier^(n-1)`, jittered.
+     * The base of the first wait: retry n waits about `initialMs * multiplier^(n-1)`, jittered. Must not
+     * exceed `maxMs`; when left out, it is at most the `maxMs` you set.
      * @default 200
      */
     initialMs: number;
@@ -56,14 +61,17 @@ export interface Policy {
     jitter: Jitter;
   };
   /**
-   * HTTP statuses that may be retried (subject to write safety). Any other status ends the request.
+   * HTTP statuses that may be retried (subject to write safety). Any other status ends the request, except a
+   * 409 on a request with an idempotency key (still being processed: sent again unchanged). Integers from 400
+   * to 599; 400, 401 and 422 are refused, since they are never retried (see docs/failure-classes.md).
    * @default [408, 429, 502, 503, 504]
    */
   retryableStatuses: readonly number[];
   retryAfter: {
     /**
      * The longest Retry-After failwise will wait for. A longer one ends an interactive request with
-     * `retry-after-exceeds-budget` (the server asked for more than this client will give).
+     * `retry-after-exceeds-budget` (the server asked for more than this client will give) and defers durable
+     * work; failwise never waits less than the server asked. `0` means never waiting for a Retry-After.
      * @default 60000
      */
     maxMs: number;

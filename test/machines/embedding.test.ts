@@ -85,3 +85,34 @@ describe('requestMachine embedded without the client', () => {
     expect(output).toMatchObject({ status: 'failed', failure: { class: 'unexpected' } });
   });
 });
+
+describe('requestMachine with deferrable (durable) input', () => {
+  const run = async (result: AttemptOutput) => {
+    const clock = simulatedClock();
+    const machine = requestMachine.provide({
+      actors: { transport: fromPromise<AttemptOutput, AttemptInput>(async () => result) },
+    });
+    const actor = createActor(machine, { input: input({ deferrable: true, write: true, idempotencyKey: 'k' }), clock }).start();
+    await clock.runAll();
+    return toPromise(actor);
+  };
+
+  it('defers what time or connectivity can mend', async () => {
+    expect(await run({ kind: 'error', phase: 'offline', message: 'offline' })).toMatchObject({ status: 'deferred', reason: 'offline' });
+    expect(
+      await run({ kind: 'response', response: new Response(null, { status: 503, headers: { 'retry-after': '3600' } }) }),
+    ).toMatchObject({ status: 'deferred', reason: 'retry-after-exceeds-budget', failures: [{ class: 'unavailable', retryAfterMs: 3_600_000 }] });
+    expect(await run({ kind: 'error', phase: 'connect', message: 'refused' })).toMatchObject({
+      status: 'deferred',
+      reason: 'attempts-exhausted',
+      attempts: 3,
+    });
+  });
+
+  it('fails what waiting cannot mend', async () => {
+    expect(await run({ kind: 'response', response: new Response(null, { status: 422 }) })).toMatchObject({
+      status: 'failed',
+      reason: 'not-retryable',
+    });
+  });
+});

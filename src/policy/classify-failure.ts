@@ -1,0 +1,106 @@
+import type { Failure, FailureClass, RequestSent } from './failure.js';
+import { parseRetryAfter } from './retry-after.js';
+import type { TransportErrorPhase, TransportResult } from './transport-result.js';
+
+/** The failure class of each transport phase (the table in docs/failure-classes.md). */
+export const failureClassOfPhase: Readonly<Record<TransportErrorPhase, FailureClass>> = Object.freeze({
+  offline: 'offline',
+  dns: 'dns',
+  connect: 'connect',
+  'connect-timeout': 'connect-timeout',
+  tls: 'tls',
+  'response-timeout': 'response-timeout',
+  'connection-lost': 'connection-lost',
+  unknown: 'unexpected',
+});
+
+/**
+ * Whether the request may have reached the server, for each phase, when the transport does not say.
+ * Up to the end of the TLS handshake nothing was sent; after it, the request may have gone out.
+ */
+export const defaultRequestSent: Readonly<Record<TransportErrorPhase, RequestSent>> = Object.freeze({
+  offline: 'no',
+  dns: 'no',
+  connect: 'no',
+  'connect-timeout': 'no',
+  tls: 'no',
+  'response-timeout': 'unknown',
+  'connection-lost': 'unknown',
+  unknown: 'unknown',
+});
+
+/**
+ * The failure class of an HTTP status, or `undefined` for a 2xx (a success).
+ * 401 `unauthorized`, 429 `rate-limited`, 502/503/504 `unavailable`, other 5xx `server-error`, other 4xx
+ * `client-error`, anything else (1xx, 3xx, out of range) `unexpected`.
+ */
+export function classifyStatus(status: number): FailureClass | undefined {
+  if (status >= 200 && status <= 299) return undefined;
+  if (status === 401) return 'unauthorized';
+  if (status === 429) return 'rate-limited';
+  if (status === 502 || status === 503 || status === 504) return 'unavailable';
+  if (status >= 500 && status <= 599) return 'server-error';
+  if (status >= 400 && status <= 499) return 'client-error';
+  return 'unexpected';
+}
+
+/** Options of `classifyResult`. */
+export interface ClassifyOptions {
+  /** The current time in ms since the epoch (`clock.now()`), to read a Retry-After given as a date. */
+  now: number;
+}
+
+/**
+ * What one attempt's transport result means: `undefined` for a 2xx response, otherwise the `Failure`.
+ *
+ * A response was received, so `requestSent` is `yes`; `status` is set, and `retryAfterMs` holds the
+ * response's Retry-After as parsed by `parseRetryAfter` (left out when there is none to honour). The message
+ * is `HTTP 503` plus the status text, if any.
+ *
+ * A transport error takes the class of its phase and the transport's message; `requestSent` is the
+ * transport's own answer if it gave one, else the phase's default (`defaultRequestSent`).
+ *
+ * @param origin The id of the origin the attempt went to.
+ */
+export function classifyResult(
+  result: TransportResult,
+  origin: string,
+  options: ClassifyOptions,
+): Failure | undefined {
+  if (result.kind === 'error') {
+    return {
+      class: failureClassOfPhase[result.phase],
+      requestSent: result.requestSent ?? defaultRequestSent[result.phase],
+      origin,
+      message: result.message,
+    };
+  }
+  const { status, statusText, headers } = result.response;
+  const failureClass = classifyStatus(status);
+  if (failureClass === undefined) return undefined;
+  const failure: Failure = {
+    class: failureClass,
+    requestSent: 'yes',
+    origin,
+    status,
+    message: statusText.trim() === '' ? `HTTP ${status}` : `HTTP ${status} ${statusText.trim()}`,
+  };
+  const retryAfterMs = parseRetryAfter(headers.get('retry-after'), options.now);
+  if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
+  return failure;
+}
+
+/** The failure of an attempt the caller aborted (`signal`); the request may or may not have gone out. */
+export function cancelledFailure(origin: string): Failure {
+  return { class: 'cancelled', requestSent: 'unknown', origin, message: 'cancelled by the caller' };
+}
+
+/** The failure of an attempt that got no response within `timeoutMs`: the request may have gone out. */
+export function timeoutFailure(origin: string, timeoutMs: number): Failure {
+  return {
+    class: 'response-timeout',
+    requestSent: 'unknown',
+    origin,
+    message: `no response within ${timeoutMs} ms`,
+  };
+}

@@ -1,0 +1,35 @@
+import type { Failure } from './failure.js';
+
+/**
+ * The methods RFC 9110 §9.2.2 calls idempotent: sending one twice has the effect of sending it once.
+ * (PUT and DELETE change state, but idempotently, so they are not "writes" in the sense of CONTRACT rule 2.)
+ */
+const idempotentMethods: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
+
+/**
+ * Whether a request is a write in the sense of CONTRACT rule 2: sending it twice could apply it twice.
+ * True for every method except GET, HEAD, OPTIONS, PUT, DELETE and TRACE (compared case-insensitively).
+ * The request can say otherwise: `idempotent: true` makes any method safe to repeat (a POST used as a
+ * query), `idempotent: false` makes any method a write (a PUT with side effects).
+ */
+export function isWrite(method: string, idempotent?: boolean): boolean {
+  if (idempotent !== undefined) return !idempotent;
+  return !idempotentMethods.has(method.toUpperCase());
+}
+
+/** Options of `mayReplay`. */
+export interface MayReplayOptions {
+  /** Whether the request is a write (see `isWrite`). */
+  write: boolean;
+  /** Whether the request carries an idempotency key, so the server can recognise a repeat. */
+  hasIdempotencyKey: boolean;
+}
+
+/**
+ * Whether the request that failed with `failure` may be sent again without risking a double write
+ * (CONTRACT rule 2): it is not a write, or nothing reached the server (`requestSent: 'no'`), or it carries an
+ * idempotency key. Otherwise the engine asks `reconcile`, or ends the request `failed` with `unsafe-to-replay`.
+ */
+export function mayReplay(failure: Failure, options: MayReplayOptions): boolean {
+  return !options.write || failure.requestSent === 'no' || options.hasIdempotencyKey;
+}
