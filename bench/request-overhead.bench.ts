@@ -23,12 +23,17 @@ const microClock: Clock = {
 
 const ok = (): Response => new Response(null, { status: 204 });
 let flip = 0;
-const okTransport: Transport = { name: 'noop', send: () => Promise.resolve({ kind: 'response', response: ok() }) };
+const okTransport: Transport = {
+  name: 'noop',
+  send: () => Promise.resolve({ kind: 'response', response: ok() }),
+};
 const flakyTransport: Transport = {
   name: 'flaky',
   send: () =>
     Promise.resolve(
-      flip++ % 2 === 0 ? { kind: 'response', response: new Response(null, { status: 503 }) } : { kind: 'response', response: ok() },
+      flip++ % 2 === 0
+        ? { kind: 'response', response: new Response(null, { status: 503 }) }
+        : { kind: 'response', response: ok() },
     ),
 };
 
@@ -60,7 +65,8 @@ await bench.run();
 /** A task's latency statistics; a task that errored or was aborted has none, which fails the run. */
 function latency(task: (typeof bench.tasks)[number]) {
   const result = task.result;
-  if (result === undefined || !('latency' in result)) throw new Error(`bench: ${task.name} produced no result`);
+  if (result === undefined || !('latency' in result))
+    throw new Error(`bench: ${task.name} produced no result`);
   return result.latency;
 }
 const base = latency(bench.tasks[0]!).mean;

@@ -5,10 +5,16 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createFailoverClient, type DecisionEvent, type FailoverRequest, type Outcome } from '../src/index.js';
+import {
+  createFailoverClient,
+  type DecisionEvent,
+  type FailoverRequest,
+  type Outcome,
+} from '../src/index.js';
 import { nodeHttpTransport } from '../src/node.js';
 
-type Fault = 'none' | 'unavailable-once' | 'apply-then-drop-once' | 'unauthorized-until-refresh' | 'hang-once';
+type Fault =
+  'none' | 'unavailable-once' | 'apply-then-drop-once' | 'unauthorized-until-refresh' | 'hang-once';
 
 interface Seen {
   requests: number;
@@ -66,7 +72,9 @@ function handle(req: IncomingMessage, res: ServerResponse, body: string) {
       break;
   }
   apply();
-  res.writeHead(isWrite ? 201 : 200, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: true, echo: body.length }));
+  res
+    .writeHead(isWrite ? 201 : 200, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ ok: true, echo: body.length }));
 }
 
 interface Scenario {
@@ -128,7 +136,11 @@ async function main() {
   const client = createFailoverClient({
     origins: [{ id: 'local', url: `http://127.0.0.1:${port}`, allowInsecure: true }],
     transport,
-    policy: { budgetMs: 5_000, timeouts: { attemptMs: 500, connectMs: 250 }, backoff: { initialMs: 50, maxMs: 500 } },
+    policy: {
+      budgetMs: 5_000,
+      timeouts: { attemptMs: 500, connectMs: 250 },
+      backoff: { initialMs: 50, maxMs: 500 },
+    },
     auth: {
       headers: () => ({ authorization: `Bearer ${state.token}` }),
       refresh: async () => {
@@ -142,13 +154,20 @@ async function main() {
   const rows: Record<string, string | number>[] = [];
   let failures = 0;
   for (const scenario of scenarios) {
-    Object.assign(state, { fault: scenario.fault, faultUsed: false, token: 'expired', seen: { requests: 0, writesApplied: 0 } });
+    Object.assign(state, {
+      fault: scenario.fault,
+      faultUsed: false,
+      token: 'expired',
+      seen: { requests: 0, writesApplied: 0 },
+    });
     log.length = 0;
     process.stdout.write(`  running: ${scenario.name} ...\n`);
     const outcome = await client.request(scenario.request);
     const ok = scenario.expect(outcome, state.seen);
     if (!ok) failures += 1;
-    const waits = log.filter((e) => e.type === 'retry-scheduled').map((e) => `${e.failureClass} -> ${e.delayMs} ms`);
+    const waits = log
+      .filter((e) => e.type === 'retry-scheduled')
+      .map((e) => `${e.failureClass} -> ${e.delayMs} ms`);
     rows.push({
       scenario: scenario.name,
       outcome: outcome.status === 'failed' ? `failed (${outcome.reason})` : outcome.status,
@@ -163,7 +182,9 @@ async function main() {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   console.log('');
   console.table(rows);
-  console.log(failures === 0 ? `\nall ${scenarios.length} scenarios passed` : `\n${failures} scenario(s) FAILED`);
+  console.log(
+    failures === 0 ? `\nall ${scenarios.length} scenarios passed` : `\n${failures} scenario(s) FAILED`,
+  );
   process.exitCode = failures === 0 ? 0 : 1;
 }
 

@@ -16,7 +16,8 @@ function guardName(guard: unknown): string {
     }
     return g.name || 'guard';
   }
-  if (typeof guard === 'object' && guard !== null && 'type' in guard) return String((guard as { type: string }).type);
+  if (typeof guard === 'object' && guard !== null && 'type' in guard)
+    return String((guard as { type: string }).type);
   return 'guard';
 }
 
@@ -24,7 +25,7 @@ function guardName(guard: unknown): string {
 function edgeNote(t: { guard?: unknown; actions?: readonly unknown[] }): string {
   const guard = guardName(t.guard);
   const reason = (t.actions ?? [])
-    .map((a) => (a as { type?: string; params?: { reason?: string } } | undefined))
+    .map((a) => a as { type?: string; params?: { reason?: string } } | undefined)
     .find((a) => a?.type === 'setReason' && typeof a.params?.reason === 'string')?.params?.reason;
   return `${guard ? ` [${guard}]` : ''}${reason ? ` / ${reason}` : ''}`;
 }
@@ -58,7 +59,8 @@ export function toMermaid(machine: AnyStateMachine): string {
       for (const child of graph.children) walk(child, depth + 1);
       if (node.parent) out.push(`${pad}}`);
     }
-    if (graph.children.length === 0 && node.path.length > 1) out.push(`${pad}state "${node.key}" as ${id(node)}`);
+    if (graph.children.length === 0 && node.path.length > 1)
+      out.push(`${pad}state "${node.key}" as ${id(node)}`);
     if (node.type === 'final') out.push(`${pad}${id(node)} --> [*]`);
     for (const [eventType, transitions] of node.transitions) {
       for (const t of transitions) {
@@ -81,7 +83,10 @@ export function toMermaid(machine: AnyStateMachine): string {
 export function machinePage(title: string, machine: AnyStateMachine): string {
   const rows: string[] = [];
   const visit = (node: AnyStateNode) => {
-    if (node.parent) rows.push(`| \`${node.path.join('.')}\` | ${node.type === 'final' ? 'final' : ''} | ${node.description ?? ''} |`);
+    if (node.parent)
+      rows.push(
+        `| \`${node.path.join('.')}\` | ${node.type === 'final' ? 'final' : ''} | ${node.description ?? ''} |`,
+      );
     for (const child of Object.values(node.states)) visit(child as AnyStateNode);
   };
   visit(machine.root);

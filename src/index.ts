@@ -20,7 +20,12 @@ export type { Failure, FailureClass, FailReason, RequestSent } from './policy/fa
 export type { Outcome } from './policy/outcome.js';
 
 export { fetchTransport } from './transports/fetch-transport.js';
-export type { Transport, TransportRequest, TransportResult, TransportErrorPhase } from './transports/transport.js';
+export type {
+  Transport,
+  TransportRequest,
+  TransportResult,
+  TransportErrorPhase,
+} from './transports/transport.js';
 
 export { systemClock } from './clock/system-clock.js';
 export { simulatedClock } from './clock/simulated-clock.js';

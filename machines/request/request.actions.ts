@@ -54,7 +54,10 @@ export function initialContext(input: RequestMachineInput): RequestMachineContex
 
 /** The attempt timeout: the policy's, but never past the end of the budget. */
 export function attemptTimeoutMs(context: RequestMachineContext): number {
-  return Math.min(context.policy.timeouts.attemptMs, timeLeftMs(context.startedAt, context.budgetMs, context.now));
+  return Math.min(
+    context.policy.timeouts.attemptMs,
+    timeLeftMs(context.startedAt, context.budgetMs, context.now),
+  );
 }
 
 /** What to do after this failure: wait (how long), or stop because of Retry-After or the budget. */
@@ -82,7 +85,12 @@ function recordFailure(context: RequestMachineContext, failure: Failure, now: nu
 }
 
 export function startAttempt(context: RequestMachineContext): Changes {
-  return { attempts: context.attempts + 1, attemptStartedAt: context.now, inFlight: true, response: undefined };
+  return {
+    attempts: context.attempts + 1,
+    attemptStartedAt: context.now,
+    inFlight: true,
+    response: undefined,
+  };
 }
 
 export function recordOrigin(context: RequestMachineContext, output: ChooseOriginOutput): Changes {
@@ -133,7 +141,10 @@ function unexplained(origin: string): Failure {
   return { class: 'unexpected', requestSent: 'unknown', origin, message: 'transport result not understood' };
 }
 
-export function recordAuthRefreshed(context: RequestMachineContext, output: RefreshAuthOutput | undefined): Changes {
+export function recordAuthRefreshed(
+  context: RequestMachineContext,
+  output: RefreshAuthOutput | undefined,
+): Changes {
   return { authRefreshed: true, now: output?.at ?? context.now };
 }
 
@@ -172,7 +183,10 @@ export function recordBudgetExhausted(context: RequestMachineContext): Changes {
   if (!context.inFlight) return { now };
   // The budget ended an attempt in flight: say so, since a write it carried may have been applied.
   const inFlightFor = now - context.attemptStartedAt;
-  return { ...recordFailure(context, timeoutFailure(context.origin ?? '', inFlightFor), now), plan: undefined };
+  return {
+    ...recordFailure(context, timeoutFailure(context.origin ?? '', inFlightFor), now),
+    plan: undefined,
+  };
 }
 
 export function setReason(reason: FailReason | 'durable'): Changes {

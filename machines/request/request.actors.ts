@@ -18,7 +18,9 @@ import type {
 export const requestActors = {
   /** One attempt. Must resolve with a `TransportResult` (plus optional `at` stamp); never reject for a network failure. */
   transport: fromPromise<AttemptOutput, AttemptInput>(() =>
-    Promise.reject(new Error('requestMachine: provide a `transport` actor with requestMachine.provide({ actors })')),
+    Promise.reject(
+      new Error('requestMachine: provide a `transport` actor with requestMachine.provide({ actors })'),
+    ),
   ),
   /** Names the origin of the next attempt; the default takes the first origin. */
   chooseOrigin: fromPromise<ChooseOriginOutput, ChooseOriginInput>(({ input }) =>

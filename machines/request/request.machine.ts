@@ -59,10 +59,16 @@ export const requestMachine = setup({
     recordOrigin: assign(({ context }, params: ChooseOriginOutput) => recordOrigin(context, params)),
     recordAttemptResult: assign(({ context }, params: AttemptOutput) => recordAttemptResult(context, params)),
     recordAttemptTimeout: assign(({ context }) => recordAttemptTimeout(context)),
-    recordTransportCrash: assign(({ context }, params: { error: unknown }) => recordTransportCrash(context, params.error)),
-    recordAuthRefreshed: assign(({ context }, params: RefreshAuthOutput) => recordAuthRefreshed(context, params)),
+    recordTransportCrash: assign(({ context }, params: { error: unknown }) =>
+      recordTransportCrash(context, params.error),
+    ),
+    recordAuthRefreshed: assign(({ context }, params: RefreshAuthOutput) =>
+      recordAuthRefreshed(context, params),
+    ),
     recordAuthRefreshFailed: assign(() => recordAuthRefreshFailed()),
-    recordReconcileResult: assign(({ context }, params: ReconcileOutput) => recordReconcileResult(context, params)),
+    recordReconcileResult: assign(({ context }, params: ReconcileOutput) =>
+      recordReconcileResult(context, params),
+    ),
     startBackoff: assign(({ context }) => startBackoff(context)),
     finishBackoff: assign(({ context }) => finishBackoff(context)),
     recordCancelled: assign(({ context }) => recordCancelled(context)),
@@ -80,7 +86,13 @@ export const requestMachine = setup({
     announceAttemptFailure: enqueueActions(({ context, enqueue }) => {
       const failure = context.failures.at(-1);
       if (context.response !== undefined || failure === undefined) return;
-      enqueue.emit({ type: 'attempt-failed', attempt: context.attempts, origin: failure.origin, failure, at: context.now });
+      enqueue.emit({
+        type: 'attempt-failed',
+        attempt: context.attempts,
+        origin: failure.origin,
+        failure,
+        at: context.now,
+      });
     }),
     announceRetry: enqueueActions(({ context, enqueue }) => {
       const failure = context.failures.at(-1);
@@ -104,14 +116,18 @@ export const requestMachine = setup({
       description: 'The request is in progress; its budget timer bounds every state inside.',
       initial: 'choosingOrigin',
       after: {
-        requestBudget: { target: '.givingUp', actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }] },
+        requestBudget: {
+          target: '.givingUp',
+          actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }],
+        },
       },
       on: {
         'request.cancel': { target: 'failed', actions: 'recordCancelled' },
       },
       states: {
         choosingOrigin: {
-          description: 'Asks which origin the next attempt goes to; a write that may have reached an origin stays there.',
+          description:
+            'Asks which origin the next attempt goes to; a write that may have reached an origin stays there.',
           invoke: {
             id: 'chooseOrigin',
             src: 'chooseOrigin',
@@ -135,7 +151,8 @@ export const requestMachine = setup({
           },
         },
         attempting: {
-          description: 'One attempt in flight on the chosen origin, bounded by the attempt timeout; leaving aborts it.',
+          description:
+            'One attempt in flight on the chosen origin, bounded by the attempt timeout; leaving aborts it.',
           entry: ['startAttempt', 'announceAttempt'],
           invoke: {
             id: 'transport',
@@ -151,19 +168,29 @@ export const requestMachine = setup({
             }),
             onDone: {
               target: 'evaluating',
-              actions: [{ type: 'recordAttemptResult', params: ({ event }) => event.output }, 'announceAttemptFailure'],
+              actions: [
+                { type: 'recordAttemptResult', params: ({ event }) => event.output },
+                'announceAttemptFailure',
+              ],
             },
             onError: {
               target: 'evaluating',
-              actions: [{ type: 'recordTransportCrash', params: ({ event }) => ({ error: event.error }) }, 'announceAttemptFailure'],
+              actions: [
+                { type: 'recordTransportCrash', params: ({ event }) => ({ error: event.error }) },
+                'announceAttemptFailure',
+              ],
             },
           },
           after: {
-            attemptTimeout: { target: 'evaluating', actions: ['recordAttemptTimeout', 'announceAttemptFailure'] },
+            attemptTimeout: {
+              target: 'evaluating',
+              actions: ['recordAttemptTimeout', 'announceAttemptFailure'],
+            },
           },
         },
         evaluating: {
-          description: 'Decides from the last attempt: done, refresh auth, reconcile, retry after a wait, defer or fail.',
+          description:
+            'Decides from the last attempt: done, refresh auth, reconcile, retry after a wait, defer or fail.',
           always: [
             { guard: 'isSuccess', target: '#request.succeeded' },
             { guard: and(['isUnauthorized', 'canRefreshAuth']), target: 'refreshingAuth' },
@@ -179,8 +206,12 @@ export const requestMachine = setup({
           ],
         },
         givingUp: {
-          description: 'Ends without success: durable work whose failure can wait is deferred to the outbox; the rest fails.',
-          always: [{ guard: and(['isDeferrable', 'canWaitInOutbox']), target: '#request.deferred' }, { target: '#request.failed' }],
+          description:
+            'Ends without success: durable work whose failure can wait is deferred to the outbox; the rest fails.',
+          always: [
+            { guard: and(['isDeferrable', 'canWaitInOutbox']), target: '#request.deferred' },
+            { target: '#request.failed' },
+          ],
         },
         backingOff: {
           description: 'Waits the planned backoff (at least the Retry-After) before the next attempt.',
@@ -188,7 +219,8 @@ export const requestMachine = setup({
           after: { backoffDelay: { target: 'choosingOrigin', actions: 'finishBackoff' } },
         },
         refreshingAuth: {
-          description: 'A 401: refreshes credentials once (shared by concurrent requests), then one more attempt.',
+          description:
+            'A 401: refreshes credentials once (shared by concurrent requests), then one more attempt.',
           invoke: {
             id: 'refreshAuth',
             src: 'refreshAuth',
@@ -197,7 +229,10 @@ export const requestMachine = setup({
               origin: context.origin ?? '',
               ...(context.authGeneration === undefined ? {} : { authGeneration: context.authGeneration }),
             }),
-            onDone: { target: 'choosingOrigin', actions: { type: 'recordAuthRefreshed', params: ({ event }) => event.output } },
+            onDone: {
+              target: 'choosingOrigin',
+              actions: { type: 'recordAuthRefreshed', params: ({ event }) => event.output },
+            },
             onError: {
               target: 'givingUp',
               actions: ['recordAuthRefreshFailed', { type: 'setReason', params: { reason: 'unauthorized' } }],
@@ -205,7 +240,8 @@ export const requestMachine = setup({
           },
         },
         reconciling: {
-          description: 'A write whose outcome is unknown and that has no idempotency key: asks the server what became of it.',
+          description:
+            'A write whose outcome is unknown and that has no idempotency key: asks the server what became of it.',
           invoke: {
             id: 'reconcile',
             src: 'reconcile',
@@ -269,11 +305,17 @@ function requestOutput(context: RequestMachineContext): RequestMachineOutput {
         ...(context.reconciled ? { reconciled: true as const } : {}),
       };
     case 'deferred':
-      return { status: 'deferred', reason: context.reason ?? 'durable', failures: context.failures, ...common };
+      return {
+        status: 'deferred',
+        reason: context.reason ?? 'durable',
+        failures: context.failures,
+        ...common,
+      };
     default:
       return {
         status: 'failed',
-        reason: context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
+        reason:
+          context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
         ...common,
         ...(context.lastResponse === undefined ? {} : { response: context.lastResponse }),
       };

@@ -86,9 +86,7 @@ export interface ReconcileInput {
 }
 
 export type ReconcileOutput = (
-  | { status: 'applied'; response?: Response }
-  | { status: 'not-applied' }
-  | { status: 'unknown' }
+  { status: 'applied'; response?: Response } | { status: 'not-applied' } | { status: 'unknown' }
 ) & { at?: number };
 
 export interface RequestMachineContext {
@@ -138,7 +136,14 @@ export type RequestMachineEvent = { type: 'request.cancel' };
 export type RequestMachineEmitted =
   | { type: 'attempt-started'; attempt: number; origin: string; at: number }
   | { type: 'attempt-failed'; attempt: number; origin: string; failure: Failure; at: number }
-  | { type: 'retry-scheduled'; attempt: number; origin: string; delayMs: number; failure: Failure; at: number };
+  | {
+      type: 'retry-scheduled';
+      attempt: number;
+      origin: string;
+      delayMs: number;
+      failure: Failure;
+      at: number;
+    };
 
 export type RequestMachineOutput =
   | { status: 'succeeded'; response: Response; origin: string; attempts: number; reconciled?: true }
@@ -150,4 +155,11 @@ export type RequestMachineOutput =
       origin?: string;
       attempts: number;
     }
-  | { status: 'deferred'; reason: FailReason | 'durable'; failure?: Failure; origin?: string; attempts: number; failures: Failure[] };
+  | {
+      status: 'deferred';
+      reason: FailReason | 'durable';
+      failure?: Failure;
+      origin?: string;
+      attempts: number;
+      failures: Failure[];
+    };

@@ -28,7 +28,9 @@ interface Timer {
  */
 const settle = () =>
   new Promise<void>((resolve) =>
-    typeof globalThis.setImmediate === 'function' ? globalThis.setImmediate(resolve) : globalThis.setTimeout(resolve, 0),
+    typeof globalThis.setImmediate === 'function'
+      ? globalThis.setImmediate(resolve)
+      : globalThis.setTimeout(resolve, 0),
   );
 
 export function simulatedClock(options: { startAt?: number } = {}): SimulatedClock {
@@ -84,7 +86,9 @@ export function simulatedClock(options: { startAt?: number } = {}): SimulatedClo
     },
     set(t) {
       if (!Number.isFinite(t) || t < now) {
-        return Promise.reject(new RangeError(`simulatedClock: cannot move back in time (now ${now}, asked ${String(t)})`));
+        return Promise.reject(
+          new RangeError(`simulatedClock: cannot move back in time (now ${now}, asked ${String(t)})`),
+        );
       }
       return advanceTo(t);
     },

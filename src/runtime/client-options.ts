@@ -37,7 +37,8 @@ export interface ReconcileRequest {
   idempotencyKey?: string;
 }
 
-export type ReconcileResult = { status: 'applied'; response?: Response } | { status: 'not-applied' } | { status: 'unknown' };
+export type ReconcileResult =
+  { status: 'applied'; response?: Response } | { status: 'not-applied' } | { status: 'unknown' };
 
 /** Asks the server what became of a write whose outcome is unknown (CONTRACT rule 2). */
 export type ReconcileHook = (args: {

@@ -5,7 +5,11 @@ import { RequestFailedError } from '../errors/request-failed-error.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { TransportResult } from '../policy/transport-result.js';
-import type { AttemptInput, RequestMachineEmitted, RequestMachineOutput } from '../../machines/request/request.types.js';
+import type {
+  AttemptInput,
+  RequestMachineEmitted,
+  RequestMachineOutput,
+} from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
 import { createAuthCoordinator } from './auth-coordinator.js';
@@ -81,7 +85,9 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
   const driver = createRequestDriver(
     {
       attempt: (input, signal) => runAttempt(input, signal),
-      ...(auth && { refreshAuth: async (input) => (await auth.refresh(input.authGeneration), { at: clock.now() }) }),
+      ...(auth && {
+        refreshAuth: async (input) => (await auth.refresh(input.authGeneration), { at: clock.now() }),
+      }),
       ...(options.reconcile && {
         reconcile: async (input) => {
           const entry = inFlight.get(input.requestId)!;
@@ -94,7 +100,9 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
               origin: origin.id,
               headers: { ...entry.prepared.headers },
               ...(entry.prepared.body === undefined ? {} : { body: entry.prepared.body }),
-              ...(entry.prepared.idempotencyKey === undefined ? {} : { idempotencyKey: entry.prepared.idempotencyKey }),
+              ...(entry.prepared.idempotencyKey === undefined
+                ? {}
+                : { idempotencyKey: entry.prepared.idempotencyKey }),
             },
             failure: input.failure,
             attempts: input.attempts,
@@ -130,7 +138,8 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
         return { ...result, at: clock.now() };
       }
     }
-    if (input.idempotencyKey !== undefined) headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
+    if (input.idempotencyKey !== undefined)
+      headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
     if (policy.attemptHeader !== false) {
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
@@ -156,7 +165,8 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
   }
 
   async function request(request: FailoverRequest, extraFields?: ReadonlySet<string>): Promise<Outcome> {
-    if (closed) throw new FailwiseError('failwise: this client is closed; create a new one with createFailoverClient');
+    if (closed)
+      throw new FailwiseError('failwise: this client is closed; create a new one with createFailoverClient');
     const prepared = prepareRequest(request, { generateKey, ...(extraFields ? { extraFields } : {}) });
     const requestId = `r${++nextRequestNumber}`;
     const startedAt = clock.now();
@@ -246,7 +256,8 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
     policy,
     request: (req) => request(req),
     async fetch(path, init = {}) {
-      const { method, headers, body, signal, lifetime, idempotencyKey, idempotent, deadlineMs, ...rest } = init;
+      const { method, headers, body, signal, lifetime, idempotencyKey, idempotent, deadlineMs, ...rest } =
+        init;
       const outcome = await request(
         {
           path,

@@ -41,16 +41,31 @@ export interface PreparedRequest {
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const FIELDS = new Set(['method', 'path', 'headers', 'body', 'lifetime', 'idempotencyKey', 'idempotent', 'deadlineMs', 'signal']);
+const FIELDS = new Set([
+  'method',
+  'path',
+  'headers',
+  'body',
+  'lifetime',
+  'idempotencyKey',
+  'idempotent',
+  'deadlineMs',
+  'signal',
+]);
 
 /** Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field. */
-export function prepareRequest(request: FailoverRequest, options: { generateKey: () => string; extraFields?: ReadonlySet<string> }): PreparedRequest {
-  if (typeof request !== 'object' || request === null) throw new RequestError('(request)', 'expected an object');
+export function prepareRequest(
+  request: FailoverRequest,
+  options: { generateKey: () => string; extraFields?: ReadonlySet<string> },
+): PreparedRequest {
+  if (typeof request !== 'object' || request === null)
+    throw new RequestError('(request)', 'expected an object');
   for (const key of Object.keys(request)) {
     if (!FIELDS.has(key) && !options.extraFields?.has(key)) throw new RequestError(key, 'unknown field');
   }
   const method = (request.method ?? 'GET').toString();
-  if (!TOKEN.test(method)) throw new RequestError('method', `expected an HTTP method token, got ${JSON.stringify(method)}`);
+  if (!TOKEN.test(method))
+    throw new RequestError('method', `expected an HTTP method token, got ${JSON.stringify(method)}`);
   const upper = method.toUpperCase();
 
   if (typeof request.path !== 'string' || !request.path.startsWith('/') || request.path.startsWith('//')) {
@@ -59,9 +74,15 @@ export function prepareRequest(request: FailoverRequest, options: { generateKey:
   const lifetime = request.lifetime ?? 'interactive';
   if (lifetime !== 'interactive') {
     if (lifetime === 'durable' || lifetime === 'cached') {
-      throw new RequestError('lifetime', `"${lifetime}" needs the outbox and cache, which this version does not have yet`);
+      throw new RequestError(
+        'lifetime',
+        `"${lifetime}" needs the outbox and cache, which this version does not have yet`,
+      );
     }
-    throw new RequestError('lifetime', `expected "interactive", "durable" or "cached", got ${JSON.stringify(lifetime)}`);
+    throw new RequestError(
+      'lifetime',
+      `expected "interactive", "durable" or "cached", got ${JSON.stringify(lifetime)}`,
+    );
   }
   if (request.idempotent !== undefined && typeof request.idempotent !== 'boolean') {
     throw new RequestError('idempotent', 'expected a boolean');
@@ -69,7 +90,11 @@ export function prepareRequest(request: FailoverRequest, options: { generateKey:
   let idempotencyKey: string | undefined;
   if (request.idempotencyKey === 'auto') idempotencyKey = options.generateKey();
   else if (request.idempotencyKey !== undefined) {
-    if (typeof request.idempotencyKey !== 'string' || request.idempotencyKey.trim() === '' || /[\r\n]/.test(request.idempotencyKey)) {
+    if (
+      typeof request.idempotencyKey !== 'string' ||
+      request.idempotencyKey.trim() === '' ||
+      /[\r\n]/.test(request.idempotencyKey)
+    ) {
       throw new RequestError('idempotencyKey', 'expected a non-empty single-line string or "auto"');
     }
     idempotencyKey = request.idempotencyKey;
@@ -77,7 +102,8 @@ export function prepareRequest(request: FailoverRequest, options: { generateKey:
   if (request.deadlineMs !== undefined && !(Number.isFinite(request.deadlineMs) && request.deadlineMs > 0)) {
     throw new RequestError('deadlineMs', `expected a number > 0, got ${String(request.deadlineMs)}`);
   }
-  if (request.signal !== undefined && !isAbortSignal(request.signal)) throw new RequestError('signal', 'expected an AbortSignal');
+  if (request.signal !== undefined && !isAbortSignal(request.signal))
+    throw new RequestError('signal', 'expected an AbortSignal');
 
   let headers: Record<string, string> = {};
   try {
@@ -85,7 +111,9 @@ export function prepareRequest(request: FailoverRequest, options: { generateKey:
       headers[name] = value;
     });
   } catch (cause) {
-    throw new RequestError('headers', 'expected a Headers object, a record of strings or a list of pairs', { cause });
+    throw new RequestError('headers', 'expected a Headers object, a record of strings or a list of pairs', {
+      cause,
+    });
   }
   const body = normalizeBody(request.body);
   if (body.contentType !== undefined && headers['content-type'] === undefined) {
@@ -104,15 +132,25 @@ export function prepareRequest(request: FailoverRequest, options: { generateKey:
 }
 
 function isAbortSignal(value: unknown): value is AbortSignal {
-  return typeof value === 'object' && value !== null && typeof (value as AbortSignal).aborted === 'boolean' && typeof (value as AbortSignal).addEventListener === 'function';
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    typeof (value as AbortSignal).aborted === 'boolean' &&
+    typeof (value as AbortSignal).addEventListener === 'function'
+  );
 }
 
-function normalizeBody(body: FailoverRequest["body"]): { value?: string | Uint8Array; contentType?: string } {
+function normalizeBody(body: FailoverRequest['body']): { value?: string | Uint8Array; contentType?: string } {
   if (body === undefined || body === null) return {};
   if (typeof body === 'string') return { value: body };
   if (body instanceof Uint8Array) return { value: body };
   if (body instanceof ArrayBuffer) return { value: new Uint8Array(body.slice(0)) };
-  if (ArrayBuffer.isView(body)) return { value: new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) };
-  if (body instanceof URLSearchParams) return { value: body.toString(), contentType: 'application/x-www-form-urlencoded;charset=UTF-8' };
-  throw new RequestError('body', 'expected a string, bytes or URLSearchParams: a stream, Blob or FormData cannot be replayed safely');
+  if (ArrayBuffer.isView(body))
+    return { value: new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) };
+  if (body instanceof URLSearchParams)
+    return { value: body.toString(), contentType: 'application/x-www-form-urlencoded;charset=UTF-8' };
+  throw new RequestError(
+    'body',
+    'expected a string, bytes or URLSearchParams: a stream, Blob or FormData cannot be replayed safely',
+  );
 }

@@ -44,7 +44,9 @@ export function createRequestDriver(
 ): RequestDriver {
   const machine = requestMachine.provide({
     actors: {
-      transport: fromPromise<AttemptOutput, AttemptInput>(({ input, signal }) => effects.attempt(input, signal)),
+      transport: fromPromise<AttemptOutput, AttemptInput>(({ input, signal }) =>
+        effects.attempt(input, signal),
+      ),
       ...(effects.chooseOrigin && {
         chooseOrigin: fromPromise<ChooseOriginOutput, ChooseOriginInput>(({ input, signal }) =>
           effects.chooseOrigin!(input, signal),
@@ -56,7 +58,9 @@ export function createRequestDriver(
         ),
       }),
       ...(effects.reconcile && {
-        reconcile: fromPromise<ReconcileOutput, ReconcileInput>(({ input, signal }) => effects.reconcile!(input, signal)),
+        reconcile: fromPromise<ReconcileOutput, ReconcileInput>(({ input, signal }) =>
+          effects.reconcile!(input, signal),
+        ),
       }),
     },
   });

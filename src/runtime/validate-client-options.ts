@@ -30,7 +30,10 @@ const isObject = (value: unknown): value is Record<string, unknown> =>
  * Checks every option of `createFailoverClient` and reports all bad fields at once, by path, in one
  * `PolicyError` (like the policy itself): `origins[1].url: expected an https: URL, got "http://…"`.
  */
-export function validateClientOptions(options: FailoverClientOptions): { origins: ResolvedOrigin[]; policy: Policy } {
+export function validateClientOptions(options: FailoverClientOptions): {
+  origins: ResolvedOrigin[];
+  policy: Policy;
+} {
   const issues: PolicyIssue[] = [];
   const add = (path: string, message: string) => issues.push({ path, message });
   if (!isObject(options)) throw new PolicyError([{ path: 'options', message: 'expected an object' }]);
@@ -44,10 +47,16 @@ export function validateClientOptions(options: FailoverClientOptions): { origins
     if (options[name] !== undefined && !isObject(options[name])) add(name, 'expected an object');
   }
   if (options.auth !== undefined && isObject(options.auth)) {
-    if (typeof options.auth.headers !== 'function') add('auth.headers', 'expected a function (originId) => headers');
-    if (typeof options.auth.refresh !== 'function') add('auth.refresh', 'expected a function () => Promise<void>');
+    if (typeof options.auth.headers !== 'function')
+      add('auth.headers', 'expected a function (originId) => headers');
+    if (typeof options.auth.refresh !== 'function')
+      add('auth.refresh', 'expected a function () => Promise<void>');
   }
-  if (options.transport !== undefined && isObject(options.transport) && typeof options.transport.send !== 'function') {
+  if (
+    options.transport !== undefined &&
+    isObject(options.transport) &&
+    typeof options.transport.send !== 'function'
+  ) {
     add('transport.send', 'expected a function (request) => Promise<TransportResult>');
   }
   if (options.clock !== undefined && isObject(options.clock)) {
@@ -83,9 +92,11 @@ function validateOrigins(value: unknown, add: (path: string, message: string) =>
   value.forEach((origin: unknown, i) => {
     const at = `origins[${i}]`;
     if (!isObject(origin)) return add(at, 'expected an object { id, url }');
-    for (const key of Object.keys(origin)) if (!KNOWN_ORIGIN_FIELDS.has(key)) add(`${at}.${key}`, 'unknown option');
+    for (const key of Object.keys(origin))
+      if (!KNOWN_ORIGIN_FIELDS.has(key)) add(`${at}.${key}`, 'unknown option');
     const { id, url, allowInsecure = false, credentials = 'send' } = origin;
-    if (credentials !== 'send' && credentials !== 'omit') add(`${at}.credentials`, 'expected "send" or "omit"');
+    if (credentials !== 'send' && credentials !== 'omit')
+      add(`${at}.credentials`, 'expected "send" or "omit"');
     if (typeof id !== 'string' || id.trim() === '') add(`${at}.id`, 'expected a non-empty string');
     else if (seen.has(id)) add(`${at}.id`, `duplicate origin id "${id}"`);
     else seen.add(id);
@@ -96,7 +107,8 @@ function validateOrigins(value: unknown, add: (path: string, message: string) =>
     } catch {
       parsed = undefined;
     }
-    if (parsed === undefined) return add(`${at}.url`, 'expected an absolute URL such as "https://api.example.com"');
+    if (parsed === undefined)
+      return add(`${at}.url`, 'expected an absolute URL such as "https://api.example.com"');
     if (parsed.protocol === 'http:' && allowInsecure !== true) {
       return add(`${at}.url`, 'http: is refused; use https: or set allowInsecure: true (CONTRACT rule 8)');
     }
@@ -104,7 +116,10 @@ function validateOrigins(value: unknown, add: (path: string, message: string) =>
       return add(`${at}.url`, `expected an http(s) URL, got protocol "${parsed.protocol}"`);
     }
     if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
-      return add(`${at}.url`, 'must not contain a query, fragment or credentials; send credentials with `auth`');
+      return add(
+        `${at}.url`,
+        'must not contain a query, fragment or credentials; send credentials with `auth`',
+      );
     }
     if (typeof id === 'string' && typeof allowInsecure === 'boolean') {
       resolved.push({

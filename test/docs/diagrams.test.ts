@@ -5,9 +5,12 @@ import { toMermaid } from '../../scripts/machine-diagram.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
 
 describe('generated machine diagrams', () => {
-  it.each(Object.entries(diagramPages()))('%s matches the machine definition (run `npm run diagrams`)', (file, expected) => {
-    expect(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8')).toBe(expected);
-  });
+  it.each(Object.entries(diagramPages()))(
+    '%s matches the machine definition (run `npm run diagrams`)',
+    (file, expected) => {
+      expect(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8')).toBe(expected);
+    },
+  );
 
   it('names every state, guard, delay and reason of the request machine', () => {
     const diagram = toMermaid(requestMachine);

@@ -35,7 +35,10 @@ describe('the README example', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(log).toHaveBeenCalledWith({ id: 42 });
-    expect(seen.map((s) => s.url)).toEqual(['https://api.example.com/v1/orders', 'https://api.example.com/v1/orders']);
+    expect(seen.map((s) => s.url)).toEqual([
+      'https://api.example.com/v1/orders',
+      'https://api.example.com/v1/orders',
+    ]);
     expect(seen[0]?.key).toMatch(/^[0-9a-f-]{36}$/);
     expect(seen[1]?.key).toBe(seen[0]?.key);
   });

@@ -14,7 +14,12 @@ export const policyArb: fc.Arbitrary<PolicyInput> = fc
     initialMs: fc.integer({ min: 0, max: 2_000 }),
     extraMaxMs: fc.integer({ min: 0, max: 10_000 }),
     multiplier: fc.double({ min: 1, max: 4, noNaN: true }),
-    jitter: fc.constantFrom<'full' | 'equal' | 'decorrelated' | 'none'>('full', 'equal', 'decorrelated', 'none'),
+    jitter: fc.constantFrom<'full' | 'equal' | 'decorrelated' | 'none'>(
+      'full',
+      'equal',
+      'decorrelated',
+      'none',
+    ),
     retryableStatuses: fc.subarray([408, 409, 425, 429, 500, 502, 503, 504]),
     retryAfterMaxMs: fc.integer({ min: 0, max: 100_000 }),
   })
@@ -24,7 +29,12 @@ export const policyArb: fc.Arbitrary<PolicyInput> = fc
       attempts: { max: p.max },
       budgetMs: p.budgetMs,
       timeouts: { attemptMs, connectMs: Math.max(1, Math.floor(attemptMs * p.connectShare)) },
-      backoff: { initialMs: p.initialMs, maxMs: p.initialMs + p.extraMaxMs, multiplier: p.multiplier, jitter: p.jitter },
+      backoff: {
+        initialMs: p.initialMs,
+        maxMs: p.initialMs + p.extraMaxMs,
+        multiplier: p.multiplier,
+        jitter: p.jitter,
+      },
       retryableStatuses: p.retryableStatuses,
       retryAfter: { maxMs: p.retryAfterMaxMs },
     };
@@ -67,7 +77,9 @@ export const replyArb: fc.Arbitrary<ScriptedReply> = fc.record({
     fc
       .record({
         phase: phaseArb,
-        requestSent: fc.option(fc.constantFrom<'no' | 'yes' | 'unknown'>('no', 'yes', 'unknown'), { nil: undefined }),
+        requestSent: fc.option(fc.constantFrom<'no' | 'yes' | 'unknown'>('no', 'yes', 'unknown'), {
+          nil: undefined,
+        }),
         attempts: fc.integer({ min: 1, max: 3 }),
       })
       .map(({ phase, requestSent, attempts }): TransportResult => ({

@@ -16,10 +16,7 @@ export interface Harness {
 }
 
 /** A client on a simulated clock and a scripted transport, with its decision events collected. */
-export function harness(
-  script: ScriptedReply[],
-  options: Partial<FailoverClientOptions> = {},
-): Harness {
+export function harness(script: ScriptedReply[], options: Partial<FailoverClientOptions> = {}): Harness {
   const clock = simulatedClock();
   const transport = scriptedTransport(clock, script);
   const events: DecisionEvent[] = [];

@@ -15,7 +15,11 @@ export interface ScriptedTransport extends Transport {
 }
 
 /** A response reply with this status, headers and text body. */
-export function respond(status: number, headers: Record<string, string> = {}, body: string | null = null): TransportResult {
+export function respond(
+  status: number,
+  headers: Record<string, string> = {},
+  body: string | null = null,
+): TransportResult {
   const nullBody = [101, 204, 205, 304].includes(status);
   return { kind: 'response', response: new Response(nullBody ? null : body, { status, headers }) };
 }
@@ -69,5 +73,7 @@ export function scriptedTransport(clock: Clock, script: ScriptedReply[]): Script
  */
 function cloneResult(result: TransportResult, attemptsLeft: number): TransportResult {
   const attempts = result.attempts === undefined ? {} : { attempts: Math.min(result.attempts, attemptsLeft) };
-  return result.kind === 'response' ? { ...result, ...attempts, response: result.response.clone() } : { ...result, ...attempts };
+  return result.kind === 'response'
+    ? { ...result, ...attempts, response: result.response.clone() }
+    : { ...result, ...attempts };
 }

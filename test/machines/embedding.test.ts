@@ -47,7 +47,11 @@ describe('requestMachine embedded without the client', () => {
     expect(emitted).toEqual(['attempt-started', 'attempt-failed', 'retry-scheduled', 'attempt-started']);
     // The inspector sees the request actor and its snapshots, with the states by name.
     expect(inspected.some((e) => e.type === '@xstate.actor')).toBe(true);
-    const values = inspected.flatMap((e) => (e.type === '@xstate.snapshot' && e.actorRef === actor ? [JSON.stringify((e.snapshot as { value?: unknown }).value)] : []));
+    const values = inspected.flatMap((e) =>
+      e.type === '@xstate.snapshot' && e.actorRef === actor
+        ? [JSON.stringify((e.snapshot as { value?: unknown }).value)]
+        : [],
+    );
     expect(values).toContain('{"active":"backingOff"}');
     expect(clock.pending()).toBe(0);
   });
@@ -79,7 +83,10 @@ describe('requestMachine embedded without the client', () => {
 
   it('without a provided transport, fails visibly rather than hanging', async () => {
     const clock = simulatedClock();
-    const actor = createActor(requestMachine, { input: input({ policy: definePolicy({ attempts: { max: 1 } }) }), clock }).start();
+    const actor = createActor(requestMachine, {
+      input: input({ policy: definePolicy({ attempts: { max: 1 } }) }),
+      clock,
+    }).start();
     await clock.runAll();
     const output = await toPromise(actor);
     expect(output).toMatchObject({ status: 'failed', failure: { class: 'unexpected' } });
@@ -92,16 +99,29 @@ describe('requestMachine with deferrable (durable) input', () => {
     const machine = requestMachine.provide({
       actors: { transport: fromPromise<AttemptOutput, AttemptInput>(async () => result) },
     });
-    const actor = createActor(machine, { input: input({ deferrable: true, write: true, idempotencyKey: 'k' }), clock }).start();
+    const actor = createActor(machine, {
+      input: input({ deferrable: true, write: true, idempotencyKey: 'k' }),
+      clock,
+    }).start();
     await clock.runAll();
     return toPromise(actor);
   };
 
   it('defers what time or connectivity can mend', async () => {
-    expect(await run({ kind: 'error', phase: 'offline', message: 'offline' })).toMatchObject({ status: 'deferred', reason: 'offline' });
+    expect(await run({ kind: 'error', phase: 'offline', message: 'offline' })).toMatchObject({
+      status: 'deferred',
+      reason: 'offline',
+    });
     expect(
-      await run({ kind: 'response', response: new Response(null, { status: 503, headers: { 'retry-after': '3600' } }) }),
-    ).toMatchObject({ status: 'deferred', reason: 'retry-after-exceeds-budget', failures: [{ class: 'unavailable', retryAfterMs: 3_600_000 }] });
+      await run({
+        kind: 'response',
+        response: new Response(null, { status: 503, headers: { 'retry-after': '3600' } }),
+      }),
+    ).toMatchObject({
+      status: 'deferred',
+      reason: 'retry-after-exceeds-budget',
+      failures: [{ class: 'unavailable', retryAfterMs: 3_600_000 }],
+    });
     expect(await run({ kind: 'error', phase: 'connect', message: 'refused' })).toMatchObject({
       status: 'deferred',
       reason: 'attempts-exhausted',

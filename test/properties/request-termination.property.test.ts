@@ -40,57 +40,66 @@ test.prop(
     random: fc.double({ min: 0, max: 0.999_999, noNaN: true }),
   },
   { numRuns: 1_000 },
-)('every request ends within its attempts and budget, never replays an unsafe write, and says why', async (args) => {
-  const policy = definePolicy(args.policyInput);
-  const clock = simulatedClock({ startAt: 1_000_000 });
-  const transport = scriptedTransport(clock, args.replies);
-  const client = createFailoverClient({
-    origins: [{ id: 'primary', url: 'https://api.example.test' }],
-    policy,
-    clock,
-    transport,
-    random: () => args.random,
-    ...(args.auth === 'none'
-      ? {}
-      : {
-          auth: {
-            headers: () => ({ authorization: 'Bearer t' }),
-            refresh: () => (args.auth === 'refreshes' ? Promise.resolve() : Promise.reject(new Error('no'))),
-          },
-        }),
-  });
-  const controller = new AbortController();
-  let outcome: Outcome | undefined;
-  const started = clock.now();
-  void client
-    .request({ method: args.method, path: '/p', signal: controller.signal, ...(args.withKey ? { idempotencyKey: 'k' } : {}) })
-    .then((o) => (outcome = o));
-
-  for (let i = 0; outcome === undefined; i++) {
-    if (i === args.cancelAfterStep) controller.abort();
-    await clock.increment(args.steps[i % args.steps.length]!);
-    expect(i).toBeLessThan(10_000); // harness guard: the loop itself must end
-  }
-
-  expect(['succeeded', 'failed']).toContain(outcome.status);
-  if (outcome.status === 'deferred') throw new Error('an interactive request was deferred');
-  expect(outcome.attempts).toBeLessThanOrEqual(policy.attempts.max);
-  expect(transport.calls.length).toBeLessThanOrEqual(policy.attempts.max);
-  expect(outcome.elapsedMs).toBeLessThanOrEqual(policy.budgetMs);
-  expect(clock.now() - started).toBeGreaterThanOrEqual(outcome.elapsedMs);
-  if (outcome.status === 'failed') expect(REASONS).toContain(outcome.reason);
-  expect(clock.pending()).toBe(0);
-
-  // Rule 2: after an attempt whose write may have reached the server, no further send without a key.
-  // A 401 is the exception rule 3 makes: the server refused to process it, so it is sent once more.
-  if (isWrite(args.method) && !args.withKey) {
-    transport.calls.forEach((_, i) => {
-      if (i === transport.calls.length - 1) return;
-      const reply = args.replies[Math.min(i, args.replies.length - 1)]!.reply;
-      if (reply === 'hang' || reply === 'throw') throw new Error(`a write was re-sent after a ${reply}`);
-      const failure = classifyResult(reply, 'primary', { now: 0 });
-      expect(failure?.requestSent === 'no' || failure?.class === 'unauthorized').toBe(true);
+)(
+  'every request ends within its attempts and budget, never replays an unsafe write, and says why',
+  async (args) => {
+    const policy = definePolicy(args.policyInput);
+    const clock = simulatedClock({ startAt: 1_000_000 });
+    const transport = scriptedTransport(clock, args.replies);
+    const client = createFailoverClient({
+      origins: [{ id: 'primary', url: 'https://api.example.test' }],
+      policy,
+      clock,
+      transport,
+      random: () => args.random,
+      ...(args.auth === 'none'
+        ? {}
+        : {
+            auth: {
+              headers: () => ({ authorization: 'Bearer t' }),
+              refresh: () =>
+                args.auth === 'refreshes' ? Promise.resolve() : Promise.reject(new Error('no')),
+            },
+          }),
     });
-  }
-  await client.close();
-});
+    const controller = new AbortController();
+    let outcome: Outcome | undefined;
+    const started = clock.now();
+    void client
+      .request({
+        method: args.method,
+        path: '/p',
+        signal: controller.signal,
+        ...(args.withKey ? { idempotencyKey: 'k' } : {}),
+      })
+      .then((o) => (outcome = o));
+
+    for (let i = 0; outcome === undefined; i++) {
+      if (i === args.cancelAfterStep) controller.abort();
+      await clock.increment(args.steps[i % args.steps.length]!);
+      expect(i).toBeLessThan(10_000); // harness guard: the loop itself must end
+    }
+
+    expect(['succeeded', 'failed']).toContain(outcome.status);
+    if (outcome.status === 'deferred') throw new Error('an interactive request was deferred');
+    expect(outcome.attempts).toBeLessThanOrEqual(policy.attempts.max);
+    expect(transport.calls.length).toBeLessThanOrEqual(policy.attempts.max);
+    expect(outcome.elapsedMs).toBeLessThanOrEqual(policy.budgetMs);
+    expect(clock.now() - started).toBeGreaterThanOrEqual(outcome.elapsedMs);
+    if (outcome.status === 'failed') expect(REASONS).toContain(outcome.reason);
+    expect(clock.pending()).toBe(0);
+
+    // Rule 2: after an attempt whose write may have reached the server, no further send without a key.
+    // A 401 is the exception rule 3 makes: the server refused to process it, so it is sent once more.
+    if (isWrite(args.method) && !args.withKey) {
+      transport.calls.forEach((_, i) => {
+        if (i === transport.calls.length - 1) return;
+        const reply = args.replies[Math.min(i, args.replies.length - 1)]!.reply;
+        if (reply === 'hang' || reply === 'throw') throw new Error(`a write was re-sent after a ${reply}`);
+        const failure = classifyResult(reply, 'primary', { now: 0 });
+        expect(failure?.requestSent === 'no' || failure?.class === 'unauthorized').toBe(true);
+      });
+    }
+    await client.close();
+  },
+);

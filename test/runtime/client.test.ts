@@ -9,7 +9,9 @@ import { FailwiseError } from '../../src/errors/failwise-error.js';
 
 describe('cancellation', () => {
   it('ends at once when aborted during a backoff wait, and starts no further attempt', async () => {
-    const h = harness([{ reply: respond(503) }], { policy: { backoff: { initialMs: 1_000, jitter: 'none' } } });
+    const h = harness([{ reply: respond(503) }], {
+      policy: { backoff: { initialMs: 1_000, jitter: 'none' } },
+    });
     const controller = new AbortController();
     const outcome = h.client.request({ path: '/x', signal: controller.signal });
     await h.clock.increment(400);
@@ -28,7 +30,11 @@ describe('cancellation', () => {
     const outcome = h.client.request({ path: '/x', signal: controller.signal });
     await h.clock.increment(10);
     controller.abort();
-    expect(await outcome).toMatchObject({ status: 'failed', reason: 'cancelled', failure: { class: 'cancelled' } });
+    expect(await outcome).toMatchObject({
+      status: 'failed',
+      reason: 'cancelled',
+      failure: { class: 'cancelled' },
+    });
     expect(h.transport.aborted).toBe(1);
     expect(h.transport.calls[0]?.signal.aborted).toBe(true);
   });
@@ -66,7 +72,10 @@ describe('idempotency keys (IETF httpapi Idempotency-Key draft)', () => {
 
   it('does not retry 409 without a key', async () => {
     const h = harness([{ reply: respond(409) }, { reply: respond(201) }]);
-    expect(await h.run({ method: 'POST', path: '/orders' })).toMatchObject({ status: 'failed', reason: 'not-retryable' });
+    expect(await h.run({ method: 'POST', path: '/orders' })).toMatchObject({
+      status: 'failed',
+      reason: 'not-retryable',
+    });
   });
 
   it.each([422, 400])('fails visibly on %i with the server response kept', async (status) => {
@@ -79,9 +88,14 @@ describe('idempotency keys (IETF httpapi Idempotency-Key draft)', () => {
 
 describe('the attempt header', () => {
   it('tells the server which attempt it sees when the policy names a header', async () => {
-    const h = harness([{ reply: respond(503) }, { reply: respond(200) }], { policy: { attemptHeader: 'x-failwise-attempt' } });
+    const h = harness([{ reply: respond(503) }, { reply: respond(200) }], {
+      policy: { attemptHeader: 'x-failwise-attempt' },
+    });
     await h.run({ path: '/x' });
-    expect(h.transport.calls.map((c) => c.headers['x-failwise-attempt'])).toEqual(['attempt=1; max=3', 'attempt=2; max=3']);
+    expect(h.transport.calls.map((c) => c.headers['x-failwise-attempt'])).toEqual([
+      'attempt=1; max=3',
+      'attempt=2; max=3',
+    ]);
   });
 
   it('sends none by default', async () => {
@@ -94,7 +108,11 @@ describe('the attempt header', () => {
 describe('client.fetch', () => {
   it('resolves with the Response of a succeeded outcome', async () => {
     const h = harness([{ reply: respond(200, { 'content-type': 'application/json' }, '{"ok":true}') }]);
-    const response = h.client.fetch('/x', { method: 'GET', headers: { accept: 'application/json' }, mode: 'cors' });
+    const response = h.client.fetch('/x', {
+      method: 'GET',
+      headers: { accept: 'application/json' },
+      mode: 'cors',
+    });
     await h.clock.runAll();
     expect(await (await response).json()).toEqual({ ok: true });
   });
@@ -105,7 +123,11 @@ describe('client.fetch', () => {
     await h.clock.runAll();
     const error = await response.catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RequestFailedError);
-    expect((error as RequestFailedError).outcome).toMatchObject({ status: 'failed', reason: 'not-retryable', failure: { status: 404 } });
+    expect((error as RequestFailedError).outcome).toMatchObject({
+      status: 'failed',
+      reason: 'not-retryable',
+      failure: { status: 404 },
+    });
     expect((error as Error).message).toBe('request failed: not-retryable (client-error: HTTP 404)');
   });
 });
@@ -117,9 +139,18 @@ describe('bad input', () => {
       [{ path: 'no-slash' }, 'request.path: expected a path starting with "/", got "no-slash"'],
       [{ path: '/x', method: 'GE T' }, 'request.method: expected an HTTP method token, got "GE T"'],
       [{ path: '/x', deadlineMs: -1 }, 'request.deadlineMs: expected a number > 0, got -1'],
-      [{ path: '/x', idempotencyKey: '' }, 'request.idempotencyKey: expected a non-empty single-line string or "auto"'],
-      [{ path: '/x', body: new Blob(['x']) }, 'request.body: expected a string, bytes or URLSearchParams: a stream, Blob or FormData cannot be replayed safely'],
-      [{ path: '/x', lifetime: 'forever' }, 'request.lifetime: expected "interactive", "durable" or "cached", got "forever"'],
+      [
+        { path: '/x', idempotencyKey: '' },
+        'request.idempotencyKey: expected a non-empty single-line string or "auto"',
+      ],
+      [
+        { path: '/x', body: new Blob(['x']) },
+        'request.body: expected a string, bytes or URLSearchParams: a stream, Blob or FormData cannot be replayed safely',
+      ],
+      [
+        { path: '/x', lifetime: 'forever' },
+        'request.lifetime: expected "interactive", "durable" or "cached", got "forever"',
+      ],
       [{ path: '/x', bodyy: 'typo' }, 'request.bodyy: unknown field'],
       [{ path: '/x', signal: {} }, 'request.signal: expected an AbortSignal'],
     ];
@@ -162,7 +193,9 @@ describe('bad input', () => {
   });
 
   it('refuses an empty origin list', () => {
-    expect(() => createFailoverClient({ origins: [] })).toThrow('origins: expected a non-empty array of { id, url }');
+    expect(() => createFailoverClient({ origins: [] })).toThrow(
+      'origins: expected a non-empty array of { id, url }',
+    );
   });
 });
 

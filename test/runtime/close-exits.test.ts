@@ -5,9 +5,14 @@ import { describe, expect, it } from 'vitest';
 const fixture = fileURLToPath(new URL('../fixtures/close-and-exit.ts', import.meta.url));
 
 /** Runs the fixture in a fresh Node process; resolves with its exit code and output, or kills it after `limitMs`. */
-function runChild(transport: string, limitMs: number): Promise<{ code: number | null; stdout: string; killed: boolean }> {
+function runChild(
+  transport: string,
+  limitMs: number,
+): Promise<{ code: number | null; stdout: string; killed: boolean }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, transport], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, transport], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let killed = false;
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
@@ -23,11 +28,14 @@ function runChild(transport: string, limitMs: number): Promise<{ code: number | 
 }
 
 describe('client.close()', () => {
-  it.each(['node', 'fetch'])('lets a Node process exit by itself with requests waiting and in flight (%s transport)', async (transport) => {
-    // The fixture's client holds a 20 s backoff timer and a hanging socket; only close() can free them.
-    const result = await runChild(transport, 10_000);
-    expect(result.killed).toBe(false);
-    expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout.trim())).toEqual(['cancelled', 'cancelled']);
-  });
+  it.each(['node', 'fetch'])(
+    'lets a Node process exit by itself with requests waiting and in flight (%s transport)',
+    async (transport) => {
+      // The fixture's client holds a 20 s backoff timer and a hanging socket; only close() can free them.
+      const result = await runChild(transport, 10_000);
+      expect(result.killed).toBe(false);
+      expect(result.code).toBe(0);
+      expect(JSON.parse(result.stdout.trim())).toEqual(['cancelled', 'cancelled']);
+    },
+  );
 });

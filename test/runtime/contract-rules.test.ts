@@ -25,9 +25,16 @@ describe('rule 1: every request ends within attempts.max and its budget', () => 
   });
 
   it('ends at the budget when the origin never answers', async () => {
-    const h = harness([{ reply: 'hang' }], { policy: { budgetMs: 2_000, timeouts: { attemptMs: 2_000, connectMs: 1_000 } } });
+    const h = harness([{ reply: 'hang' }], {
+      policy: { budgetMs: 2_000, timeouts: { attemptMs: 2_000, connectMs: 1_000 } },
+    });
     const outcome = await h.run({ path: '/slow' });
-    expect(outcome).toMatchObject({ status: 'failed', reason: 'budget-exhausted', attempts: 1, elapsedMs: 2_000 });
+    expect(outcome).toMatchObject({
+      status: 'failed',
+      reason: 'budget-exhausted',
+      attempts: 1,
+      elapsedMs: 2_000,
+    });
     expect(outcome.status === 'failed' && outcome.failure?.class).toBe('response-timeout');
     expect(h.clock.pending()).toBe(0);
   });
@@ -46,7 +53,10 @@ describe('rule 2: a write that may have reached the server is replayed only with
     const h = harness([{ reply: 'hang' }, { reply: respond(201) }]);
     const outcome = await h.run({ method: 'POST', path: '/orders', body: '{"qty":1}' });
     expect(outcome).toMatchObject({ status: 'failed', reason: 'unsafe-to-replay', attempts: 1 });
-    expect(outcome.status === 'failed' && outcome.failure).toMatchObject({ class: 'response-timeout', requestSent: 'unknown' });
+    expect(outcome.status === 'failed' && outcome.failure).toMatchObject({
+      class: 'response-timeout',
+      requestSent: 'unknown',
+    });
     expect(h.transport.calls).toHaveLength(1);
   });
 
@@ -67,7 +77,10 @@ describe('rule 2: a write that may have reached the server is replayed only with
 
   it('treats a browser-style opaque failure of a write as possibly applied, and retries a read', async () => {
     const write = harness([{ reply: fail('unknown') }, { reply: respond(201) }]);
-    expect(await write.run({ method: 'PATCH', path: '/orders/1' })).toMatchObject({ status: 'failed', reason: 'unsafe-to-replay' });
+    expect(await write.run({ method: 'PATCH', path: '/orders/1' })).toMatchObject({
+      status: 'failed',
+      reason: 'unsafe-to-replay',
+    });
     expect(write.transport.calls).toHaveLength(1);
     const read = harness([{ reply: fail('unknown') }, { reply: respond(200) }]);
     expect(await read.run({ path: '/orders/1' })).toMatchObject({ status: 'succeeded', attempts: 2 });
@@ -75,7 +88,10 @@ describe('rule 2: a write that may have reached the server is replayed only with
 
   it('retries PUT and DELETE, which are idempotent, unless the request says otherwise', async () => {
     const put = harness([{ reply: fail('connection-lost') }, { reply: respond(200) }]);
-    expect(await put.run({ method: 'PUT', path: '/doc' })).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(await put.run({ method: 'PUT', path: '/doc' })).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+    });
     const unsafe = harness([{ reply: fail('connection-lost') }, { reply: respond(200) }]);
     expect(await unsafe.run({ method: 'PUT', path: '/doc', idempotent: false })).toMatchObject({
       status: 'failed',
@@ -84,14 +100,22 @@ describe('rule 2: a write that may have reached the server is replayed only with
   });
 
   it('asks reconcile, and ends succeeded with reconciled: true when the write was applied', async () => {
-    const reconcile = vi.fn(async (_args: Parameters<ReconcileHook>[0]) => ({ status: 'applied' as const, response: new Response('{"id":7}', { status: 200 }) }));
+    const reconcile = vi.fn(async (_args: Parameters<ReconcileHook>[0]) => ({
+      status: 'applied' as const,
+      response: new Response('{"id":7}', { status: 200 }),
+    }));
     const h = harness([{ reply: fail('connection-lost') }], { reconcile });
     const outcome = await h.run({ method: 'POST', path: '/orders?debug=1', body: 'b' });
     expect(outcome).toMatchObject({ status: 'succeeded', reconciled: true, attempts: 1 });
     expect(outcome.status === 'succeeded' && (await outcome.response.json())).toEqual({ id: 7 });
     expect(reconcile).toHaveBeenCalledTimes(1);
     expect(reconcile.mock.calls[0]?.[0]).toMatchObject({
-      request: { method: 'POST', url: 'https://api.example.test/orders?debug=1', origin: 'primary', body: 'b' },
+      request: {
+        method: 'POST',
+        url: 'https://api.example.test/orders?debug=1',
+        origin: 'primary',
+        body: 'b',
+      },
       failure: { class: 'connection-lost', requestSent: 'unknown' },
       attempts: 1,
     });
@@ -101,23 +125,38 @@ describe('rule 2: a write that may have reached the server is replayed only with
     const h = harness([{ reply: fail('connection-lost') }, { reply: respond(201) }], {
       reconcile: async () => ({ status: 'not-applied' }),
     });
-    expect(await h.run({ method: 'POST', path: '/orders' })).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(await h.run({ method: 'POST', path: '/orders' })).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+    });
   });
 
   it('fails unsafe-to-replay when reconcile cannot tell', async () => {
-    const h = harness([{ reply: fail('response-timeout') }], { reconcile: async () => ({ status: 'unknown' }) });
-    expect(await h.run({ method: 'POST', path: '/orders' })).toMatchObject({ status: 'failed', reason: 'unsafe-to-replay' });
+    const h = harness([{ reply: fail('response-timeout') }], {
+      reconcile: async () => ({ status: 'unknown' }),
+    });
+    expect(await h.run({ method: 'POST', path: '/orders' })).toMatchObject({
+      status: 'failed',
+      reason: 'unsafe-to-replay',
+    });
     const throwing = harness([{ reply: fail('response-timeout') }], {
       reconcile: () => Promise.reject(new Error('reconcile endpoint down')),
     });
-    expect(await throwing.run({ method: 'POST', path: '/orders' })).toMatchObject({ status: 'failed', reason: 'unsafe-to-replay' });
+    expect(await throwing.run({ method: 'POST', path: '/orders' })).toMatchObject({
+      status: 'failed',
+      reason: 'unsafe-to-replay',
+    });
   });
 });
 
 describe('rule 3: 401 is refreshed at most once per request, shared by concurrent requests', () => {
   it('fails unauthorized at once without auth', async () => {
     const h = harness([{ reply: respond(401) }]);
-    expect(await h.run({ path: '/me' })).toMatchObject({ status: 'failed', reason: 'unauthorized', attempts: 1 });
+    expect(await h.run({ path: '/me' })).toMatchObject({
+      status: 'failed',
+      reason: 'unauthorized',
+      attempts: 1,
+    });
   });
 
   it('refreshes once, then makes one more attempt with the new credentials', async () => {
@@ -136,7 +175,11 @@ describe('rule 3: 401 is refreshed at most once per request, shared by concurren
   it('ends unauthorized when the refreshed credentials are refused too', async () => {
     const refresh = vi.fn(async () => {});
     const h = harness([{ reply: respond(401) }], { auth: { headers: () => ({}), refresh } });
-    expect(await h.run({ path: '/me' })).toMatchObject({ status: 'failed', reason: 'unauthorized', attempts: 2 });
+    expect(await h.run({ path: '/me' })).toMatchObject({
+      status: 'failed',
+      reason: 'unauthorized',
+      attempts: 2,
+    });
     expect(refresh).toHaveBeenCalledTimes(1);
   });
 
@@ -150,7 +193,9 @@ describe('rule 3: 401 is refreshed at most once per request, shared by concurren
     });
     // Every request sent with the old token is refused; the new token is accepted.
     h.transport.send = ((send) => (request) =>
-      request.headers['authorization'] === 't0' ? send(request) : Promise.resolve(respond(200)))(h.transport.send.bind(h.transport));
+      request.headers['authorization'] === 't0' ? send(request) : Promise.resolve(respond(200)))(
+      h.transport.send.bind(h.transport),
+    );
     const outcomes = Promise.all(Array.from({ length: 8 }, () => h.client.request({ path: '/me' })));
     await h.clock.runAll();
     for (const outcome of await outcomes) expect(outcome).toMatchObject({ status: 'succeeded', attempts: 2 });
@@ -161,7 +206,11 @@ describe('rule 3: 401 is refreshed at most once per request, shared by concurren
     const h = harness([{ reply: respond(401) }], {
       auth: { headers: () => ({}), refresh: () => Promise.reject(new Error('refresh token expired')) },
     });
-    expect(await h.run({ path: '/me' })).toMatchObject({ status: 'failed', reason: 'unauthorized', attempts: 1 });
+    expect(await h.run({ path: '/me' })).toMatchObject({
+      status: 'failed',
+      reason: 'unauthorized',
+      attempts: 1,
+    });
   });
 });
 
@@ -180,7 +229,9 @@ describe('rule 4: a status the policy does not name as retryable is not retried'
   });
 
   it('retries exactly the statuses the policy names', async () => {
-    const h = harness([{ reply: respond(500) }, { reply: respond(200) }], { policy: { retryableStatuses: [500] } });
+    const h = harness([{ reply: respond(500) }, { reply: respond(200) }], {
+      policy: { retryableStatuses: [500] },
+    });
     expect(await h.run({ path: '/items' })).toMatchObject({ status: 'succeeded', attempts: 2 });
     const none = harness([{ reply: respond(503) }], { policy: { retryableStatuses: [] } });
     expect(await none.run({ path: '/items' })).toMatchObject({ status: 'failed', reason: 'not-retryable' });
@@ -195,7 +246,10 @@ describe('rule 5: Retry-After is waited for, and a wait past the budget ends the
     h.transport.send = (request) => (sentAt.push(h.clock.now()), send(request));
     expect(await h.run({ path: '/items' })).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect(sentAt[1]! - sentAt[0]!).toBeGreaterThanOrEqual(3_000);
-    expect(h.events.find((e) => e.type === 'retry-scheduled')).toMatchObject({ delayMs: 3_000, retryAfterMs: 3_000 });
+    expect(h.events.find((e) => e.type === 'retry-scheduled')).toMatchObject({
+      delayMs: 3_000,
+      retryAfterMs: 3_000,
+    });
   });
 
   it('ends retry-after-exceeds-budget when the server asks for more time than is left', async () => {
@@ -209,11 +263,17 @@ describe('rule 5: Retry-After is waited for, and a wait past the budget ends the
     const h = harness([{ reply: respond(429, { 'retry-after': '120' }) }], {
       policy: { budgetMs: 600_000, retryAfter: { maxMs: 60_000 } },
     });
-    expect(await h.run({ path: '/items' })).toMatchObject({ status: 'failed', reason: 'retry-after-exceeds-budget' });
+    expect(await h.run({ path: '/items' })).toMatchObject({
+      status: 'failed',
+      reason: 'retry-after-exceeds-budget',
+    });
   });
 
   it('accepts an HTTP-date Retry-After', async () => {
-    const h = harness([{ reply: respond(503, { 'retry-after': new Date(2_000).toUTCString() }) }, { reply: respond(200) }]);
+    const h = harness([
+      { reply: respond(503, { 'retry-after': new Date(2_000).toUTCString() }) },
+      { reply: respond(200) },
+    ]);
     expect(await h.run({ path: '/items' })).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect(h.events.find((e) => e.type === 'retry-scheduled')?.delayMs).toBe(2_000);
   });
@@ -223,7 +283,10 @@ describe('rule 8: credentials go only to origins allowed to have them; http: is 
   it('refuses an http: origin unless it says allowInsecure', () => {
     expect(() => createFailoverClient({ origins: [{ id: 'a', url: 'http://api.example.test' }] })).toThrow(
       new PolicyError([
-        { path: 'origins[0].url', message: 'http: is refused; use https: or set allowInsecure: true (CONTRACT rule 8)' },
+        {
+          path: 'origins[0].url',
+          message: 'http: is refused; use https: or set allowInsecure: true (CONTRACT rule 8)',
+        },
       ]),
     );
     expect(() =>
@@ -253,9 +316,16 @@ describe('rule 9: decision events carry no query string, header value, token or 
       body: '{"card":"SECRET4"}',
       idempotencyKey: 'SECRET5',
     });
-    expect(h.events.map((e) => e.type)).toEqual(['attempt-started', 'attempt-failed', 'retry-scheduled', 'attempt-started', 'succeeded']);
+    expect(h.events.map((e) => e.type)).toEqual([
+      'attempt-started',
+      'attempt-failed',
+      'retry-scheduled',
+      'attempt-started',
+      'succeeded',
+    ]);
     const text = JSON.stringify(h.events);
-    for (const secret of ['SECRET1', 'SECRET2', 'SECRET3', 'SECRET4', 'SECRET5', 'frag']) expect(text).not.toContain(secret);
+    for (const secret of ['SECRET1', 'SECRET2', 'SECRET3', 'SECRET4', 'SECRET5', 'frag'])
+      expect(text).not.toContain(secret);
     expect(h.events[0]).toEqual({
       type: 'attempt-started',
       requestId: 'r1',
