@@ -136,7 +136,7 @@ export const requestMachine = setup({
               origins: context.origins,
               write: context.write,
               attempt: context.attempts + 1,
-              ...(context.origin === undefined ? {} : { previousOrigin: context.origin }),
+              previousOrigin: context.origin,
             }),
             onDone: [
               { guard: 'isPinnedToOrigin', target: 'attempting' },
@@ -164,7 +164,7 @@ export const requestMachine = setup({
               attemptsMax: context.policy.attempts.max,
               attemptsLeft: context.policy.attempts.max - context.attempts + 1,
               timeoutMs: requestDelays.attemptTimeout({ context }),
-              ...(context.idempotencyKey === undefined ? {} : { idempotencyKey: context.idempotencyKey }),
+              idempotencyKey: context.idempotencyKey,
             }),
             onDone: {
               target: 'evaluating',
@@ -227,7 +227,7 @@ export const requestMachine = setup({
             input: ({ context }) => ({
               requestId: context.requestId,
               origin: context.origin ?? '',
-              ...(context.authGeneration === undefined ? {} : { authGeneration: context.authGeneration }),
+              authGeneration: context.authGeneration,
             }),
             onDone: {
               target: 'choosingOrigin',

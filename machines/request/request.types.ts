@@ -18,7 +18,7 @@ export interface RequestMachineInput {
   /** Decided by the runtime with `isWrite(method, request.idempotent)`: a write is never replayed unsafely. */
   write: boolean;
   /** A write with a key may be replayed; the runtime sends it as the policy's idempotency header. */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
   policy: Policy;
   /** This request's time budget (`deadlineMs` or `policy.budgetMs`). */
   budgetMs: number;
@@ -43,7 +43,7 @@ export interface AttemptInput {
   attemptsMax: number;
   /** How many attempts this call may make in all, the transport's own retries included. */
   attemptsLeft: number;
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
   timeoutMs: number;
 }
 
@@ -51,14 +51,14 @@ export interface AttemptInput {
  * What the `transport` actor returns: the transport's result, stamped by the runtime with the clock's
  * time (`at`) and the auth generation its headers came from. Both stamps are optional for embedders.
  */
-export type AttemptOutput = TransportResult & { at?: number; authGeneration?: number };
+export type AttemptOutput = TransportResult & { at?: number | undefined; authGeneration?: number | undefined };
 
 export interface ChooseOriginInput {
   requestId: string;
   origins: readonly string[];
   write: boolean;
   /** The origin of the previous attempt, if any. */
-  previousOrigin?: string;
+  previousOrigin?: string | undefined;
   attempt: number;
 }
 
@@ -72,7 +72,7 @@ export interface RefreshAuthInput {
   requestId: string;
   origin: string;
   /** The auth generation the 401 was answered to; a newer one means someone already refreshed. */
-  authGeneration?: number;
+  authGeneration?: number | undefined;
 }
 
 export interface RefreshAuthOutput {

@@ -2,6 +2,7 @@ import { PolicyError, type PolicyIssue } from '../errors/policy-error.js';
 import { defaultPolicy } from './defaults.js';
 import type { Policy, PolicyInput } from './policy.js';
 import { describeValue, policyInputSchema } from './schema.js';
+import { toDotPath, toPolicyIssues } from './zod-issues.js';
 
 /** Options of `definePolicy`. */
 export interface DefinePolicyOptions {
@@ -45,24 +46,9 @@ export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions =
 
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
-      const keys = issue.code === 'unrecognized_keys' ? issue.keys : undefined;
-      if (keys === undefined) {
-        invalid.add(issue.path.map(String).join('.'));
-        issues.push({ path: toDotPath(prefix, issue.path), message: issue.message });
-        continue;
-      }
-      for (const key of keys) {
-        const path = [...issue.path, key];
-        const hint = suggestOption(issue.path, key);
-        issues.push({
-          path: toDotPath(prefix, path),
-          message:
-            hint === undefined
-              ? 'unknown option'
-              : `unknown option (did you mean ${toDotPath(prefix, hint)}?)`,
-        });
-      }
+      if (issue.code !== 'unrecognized_keys') invalid.add(issue.path.map(String).join('.'));
     }
+    issues.push(...toPolicyIssues(parsed.error.issues, prefix, suggestOption));
     if (!isRecord(raw)) throw new PolicyError(issues);
   }
 
@@ -166,7 +152,7 @@ const movedOptions: Readonly<Record<string, readonly string[]>> = {
   jitter: ['backoff', 'jitter'],
 };
 
-/** The option an unknown key most likely meant: a known one at most two edits away, or a moved one. */
+/** The option an unknown key most likely meant: a moved one, or a known one spelt in another case. */
 function suggestOption(groupPath: readonly PropertyKey[], key: string): readonly PropertyKey[] | undefined {
   if (groupPath.length === 0 && Object.hasOwn(movedOptions, key)) return movedOptions[key];
   const group: unknown =
@@ -174,43 +160,8 @@ function suggestOption(groupPath: readonly PropertyKey[], key: string): readonly
       ? defaultPolicy
       : (defaultPolicy as unknown as Record<PropertyKey, unknown>)[groupPath[0] as PropertyKey];
   if (groupPath.length > 1 || !isRecord(group)) return undefined;
-  let best: string | undefined;
-  let bestDistance = key.length < 4 ? 1 : 2;
-  for (const known of Object.keys(group)) {
-    const distance = known.toLowerCase() === key.toLowerCase() ? 0 : editDistance(known, key);
-    if (distance <= bestDistance) [best, bestDistance] = [known, distance];
-  }
-  return best === undefined ? undefined : [...groupPath, best];
-}
-
-/** Levenshtein distance. */
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const substitution = (previous[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1);
-      current[j] = Math.min((previous[j] ?? 0) + 1, (current[j - 1] ?? 0) + 1, substitution);
-    }
-    previous = current;
-  }
-  return previous[b.length] ?? 0;
-}
-
-/**
- * A path written by zod's `toDotPath` rules (identifiers joined with dots, indexes in brackets, other keys
- * quoted in brackets), after `prefix`.
- * @internal
- */
-export function toDotPath(prefix: string, path: readonly PropertyKey[]): string {
-  let out = prefix;
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (typeof segment === 'symbol') out += `[${JSON.stringify(String(segment))}]`;
-    else if (/[^\w$]/.test(segment)) out += `[${JSON.stringify(segment)}]`;
-    else out += out === '' ? segment : `.${segment}`;
-  }
-  return out;
+  const known = Object.keys(group).find((name) => name.toLowerCase() === key.toLowerCase());
+  return known === undefined ? undefined : [...groupPath, known];
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {

@@ -33,8 +33,8 @@ export interface ReconcileRequest {
   url: string;
   origin: string;
   headers: Record<string, string>;
-  body?: string | Uint8Array;
-  idempotencyKey?: string;
+  body?: string | Uint8Array | undefined;
+  idempotencyKey?: string | undefined;
 }
 
 export type ReconcileResult =

@@ -99,10 +99,8 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
               url: origin.base + entry.prepared.path,
               origin: origin.id,
               headers: { ...entry.prepared.headers },
-              ...(entry.prepared.body === undefined ? {} : { body: entry.prepared.body }),
-              ...(entry.prepared.idempotencyKey === undefined
-                ? {}
-                : { idempotencyKey: entry.prepared.idempotencyKey }),
+              body: entry.prepared.body,
+              idempotencyKey: entry.prepared.idempotencyKey,
             },
             failure: input.failure,
             attempts: input.attempts,
@@ -147,12 +145,12 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
       url: origin.base + entry.prepared.path,
       method: entry.prepared.method,
       headers,
-      ...(entry.prepared.body === undefined ? {} : { body: entry.prepared.body }),
+      body: entry.prepared.body,
       signal,
       connectTimeoutMs: Math.min(policy.timeouts.connectMs, input.timeoutMs),
       attemptsLeft: input.attemptsLeft,
     });
-    return { ...result, at: clock.now(), ...(authGeneration === undefined ? {} : { authGeneration }) };
+    return { ...result, at: clock.now(), authGeneration };
   }
 
   function emit(event: DecisionEvent) {
@@ -167,7 +165,7 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
   async function request(request: FailoverRequest, extraFields?: ReadonlySet<string>): Promise<Outcome> {
     if (closed)
       throw new FailwiseError('failwise: this client is closed; create a new one with createFailoverClient');
-    const prepared = prepareRequest(request, { generateKey, ...(extraFields ? { extraFields } : {}) });
+    const prepared = prepareRequest(request, generateKey, extraFields);
     const requestId = `r${++nextRequestNumber}`;
     const startedAt = clock.now();
     const firstOrigin = origins[0]!;
@@ -183,18 +181,16 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
       };
     };
     const onEmitted = (event: RequestMachineEmitted) => {
-      const common = describe(event.origin, event.attempt);
-      if (event.type === 'attempt-started') emit({ type: 'attempt-started', ...common });
-      else
-        emit({
-          type: event.type,
-          ...common,
-          failureClass: event.failure.class,
-          requestSent: event.failure.requestSent,
-          ...(event.failure.status === undefined ? {} : { status: event.failure.status }),
-          ...(event.failure.retryAfterMs === undefined ? {} : { retryAfterMs: event.failure.retryAfterMs }),
-          ...(event.type === 'retry-scheduled' ? { delayMs: event.delayMs } : {}),
-        });
+      const failure = event.type === 'attempt-started' ? undefined : event.failure;
+      emit({
+        ...describe(event.origin, event.attempt),
+        type: event.type,
+        failureClass: failure?.class,
+        requestSent: failure?.requestSent,
+        status: failure?.status,
+        retryAfterMs: failure?.retryAfterMs,
+        delayMs: event.type === 'retry-scheduled' ? event.delayMs : undefined,
+      });
     };
 
     const finish = (output: RequestMachineOutput): Outcome => {
@@ -208,12 +204,7 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
         // Only durable work defers, and durable work needs the outbox (not in this version).
         throw new FailwiseError('failwise: a request was deferred without an outbox');
       }
-      emit({
-        type: 'failed',
-        ...common,
-        reason: output.reason,
-        ...(output.failure === undefined ? {} : { failureClass: output.failure.class }),
-      });
+      emit({ type: 'failed', ...common, reason: output.reason, failureClass: output.failure?.class });
       return { ...output, elapsedMs };
     };
 
@@ -226,7 +217,7 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
           method: prepared.method,
           origins: [firstOrigin.id],
           write: prepared.write,
-          ...(prepared.idempotencyKey === undefined ? {} : { idempotencyKey: prepared.idempotencyKey }),
+          idempotencyKey: prepared.idempotencyKey,
           policy,
           budgetMs: prepared.deadlineMs ?? policy.budgetMs,
           startedAt,
@@ -256,23 +247,7 @@ export function createFailoverClient(options: FailoverClientOptions): FailoverCl
     policy,
     request: (req) => request(req),
     async fetch(path, init = {}) {
-      const { method, headers, body, signal, lifetime, idempotencyKey, idempotent, deadlineMs, ...rest } =
-        init;
-      const outcome = await request(
-        {
-          path,
-          ...(method === undefined ? {} : { method }),
-          ...(headers === undefined ? {} : { headers }),
-          ...(body === undefined ? {} : { body }),
-          ...(signal === undefined ? {} : { signal }),
-          ...(lifetime === undefined ? {} : { lifetime }),
-          ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-          ...(idempotent === undefined ? {} : { idempotent }),
-          ...(deadlineMs === undefined ? {} : { deadlineMs }),
-          ...rest,
-        },
-        FETCH_ONLY_FIELDS,
-      );
+      const outcome = await request({ ...init, path }, FETCH_ONLY_FIELDS);
       if (outcome.status === 'succeeded') return outcome.response;
       throw new RequestFailedError(outcome);
     },

@@ -27,12 +27,12 @@ export interface DecisionEvent {
   attempt: number;
   /** Time since the request began, on the client's clock. */
   elapsedMs: number;
-  failureClass?: FailureClass;
-  requestSent?: RequestSent;
-  status?: number;
-  delayMs?: number;
-  retryAfterMs?: number;
-  reason?: FailReason | 'durable';
-  from?: string;
-  to?: string;
+  failureClass?: FailureClass | undefined;
+  requestSent?: RequestSent | undefined;
+  status?: number | undefined;
+  delayMs?: number | undefined;
+  retryAfterMs?: number | undefined;
+  reason?: FailReason | 'durable' | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
 }

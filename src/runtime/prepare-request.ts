@@ -4,40 +4,40 @@ import { RequestError } from '../errors/request-error.js';
 /** One request, as `client.request` takes it. */
 export interface FailoverRequest {
   /** @default 'GET' */
-  method?: string;
+  method?: string | undefined;
   /** Joined to the chosen origin's url, e.g. `/v1/orders?page=2`. Must start with `/`. */
   path: string;
-  headers?: HeadersInit;
+  headers?: HeadersInit | undefined;
   /** A replayable body: failwise may send the same bytes again. Streams, Blobs and FormData are refused. */
-  body?: string | Uint8Array | ArrayBuffer | ArrayBufferView | URLSearchParams | null;
+  body?: string | Uint8Array | ArrayBuffer | ArrayBufferView | URLSearchParams | null | undefined;
   /**
    * `interactive` requests retry within their budget, then fail visibly. `durable` and `cached` arrive
    * with the outbox and the cache (see docs/guide.md).
    * @default 'interactive'
    */
-  lifetime?: 'interactive' | 'durable' | 'cached';
+  lifetime?: 'interactive' | 'durable' | 'cached' | undefined;
   /** A key that makes a write safe to replay; the string `'auto'` generates one (sent as `policy.idempotency.header`). */
-  idempotencyKey?: string;
+  idempotencyKey?: string | undefined;
   /**
    * Overrides the write test: `true` declares this request safe to replay (e.g. a POST that is really a
    * query), `false` declares a PUT or DELETE unsafe to replay.
    */
-  idempotent?: boolean;
+  idempotent?: boolean | undefined;
   /** This request's time budget, overriding `policy.budgetMs`. */
-  deadlineMs?: number;
+  deadlineMs?: number | undefined;
   /** Cancels at once: the request ends `failed` / `cancelled` and nothing more is sent. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 export interface PreparedRequest {
   method: string;
   path: string;
   headers: Record<string, string>;
-  body?: string | Uint8Array;
+  body?: string | Uint8Array | undefined;
   write: boolean;
-  idempotencyKey?: string;
-  deadlineMs?: number;
-  signal?: AbortSignal;
+  idempotencyKey?: string | undefined;
+  deadlineMs?: number | undefined;
+  signal?: AbortSignal | undefined;
 }
 
 const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
@@ -56,12 +56,13 @@ const FIELDS = new Set([
 /** Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field. */
 export function prepareRequest(
   request: FailoverRequest,
-  options: { generateKey: () => string; extraFields?: ReadonlySet<string> },
+  generateKey: () => string,
+  extraFields?: ReadonlySet<string>,
 ): PreparedRequest {
   if (typeof request !== 'object' || request === null)
     throw new RequestError('(request)', 'expected an object');
   for (const key of Object.keys(request)) {
-    if (!FIELDS.has(key) && !options.extraFields?.has(key)) throw new RequestError(key, 'unknown field');
+    if (!FIELDS.has(key) && !extraFields?.has(key)) throw new RequestError(key, 'unknown field');
   }
   const method = (request.method ?? 'GET').toString();
   if (!TOKEN.test(method))
@@ -88,7 +89,7 @@ export function prepareRequest(
     throw new RequestError('idempotent', 'expected a boolean');
   }
   let idempotencyKey: string | undefined;
-  if (request.idempotencyKey === 'auto') idempotencyKey = options.generateKey();
+  if (request.idempotencyKey === 'auto') idempotencyKey = generateKey();
   else if (request.idempotencyKey !== undefined) {
     if (
       typeof request.idempotencyKey !== 'string' ||
@@ -124,10 +125,10 @@ export function prepareRequest(
     path: request.path,
     headers,
     write: isWrite(upper, request.idempotent),
-    ...(body.value === undefined ? {} : { body: body.value }),
-    ...(idempotencyKey === undefined ? {} : { idempotencyKey }),
-    ...(request.deadlineMs === undefined ? {} : { deadlineMs: request.deadlineMs }),
-    ...(request.signal === undefined ? {} : { signal: request.signal }),
+    body: body.value,
+    idempotencyKey,
+    deadlineMs: request.deadlineMs,
+    signal: request.signal,
   };
 }
 

@@ -15,28 +15,34 @@ export function hostOf(url: string): string {
   }
 }
 
+/** The fields a decision event may carry (CONTRACT rule 9); anything else is dropped. */
+const ALLOWED_FIELDS = [
+  'type',
+  'requestId',
+  'origin',
+  'host',
+  'method',
+  'path',
+  'attempt',
+  'elapsedMs',
+  'failureClass',
+  'requestSent',
+  'status',
+  'delayMs',
+  'retryAfterMs',
+  'reason',
+  'from',
+  'to',
+] as const;
+
 /**
- * Copies only the allowed fields of a decision event, so that nothing else (a header, a body, a message
- * that quotes a URL) can reach `onEvent` even if a caller passes a richer object by mistake.
+ * Copies only the allowed, defined fields of a decision event, with the path cut before its query, so
+ * that nothing else (a header, a body, a message that quotes a URL) can reach `onEvent`, even if a
+ * caller passes a richer object by mistake.
  */
 export function redactEvent(event: DecisionEvent): DecisionEvent {
-  const out: DecisionEvent = {
-    type: event.type,
-    requestId: event.requestId,
-    origin: event.origin,
-    host: event.host,
-    method: event.method,
-    path: pathWithoutQuery(event.path),
-    attempt: event.attempt,
-    elapsedMs: event.elapsedMs,
-  };
-  if (event.failureClass !== undefined) out.failureClass = event.failureClass;
-  if (event.requestSent !== undefined) out.requestSent = event.requestSent;
-  if (event.status !== undefined) out.status = event.status;
-  if (event.delayMs !== undefined) out.delayMs = event.delayMs;
-  if (event.retryAfterMs !== undefined) out.retryAfterMs = event.retryAfterMs;
-  if (event.reason !== undefined) out.reason = event.reason;
-  if (event.from !== undefined) out.from = event.from;
-  if (event.to !== undefined) out.to = event.to;
-  return out;
+  const out: Record<string, unknown> = {};
+  for (const field of ALLOWED_FIELDS) if (event[field] !== undefined) out[field] = event[field];
+  out['path'] = pathWithoutQuery(event.path);
+  return out as unknown as DecisionEvent;
 }

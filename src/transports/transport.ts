@@ -10,7 +10,7 @@ export interface TransportRequest {
   /** Header names in lower case. */
   headers: Record<string, string>;
   /** A replayable body: the engine may send the same bytes again on a later attempt. */
-  body?: string | Uint8Array;
+  body?: string | Uint8Array | undefined;
   /** Aborted when the attempt times out, the request is cancelled or the client closes. */
   signal: AbortSignal;
   /** How long the transport may wait for a connection before reporting `connect-timeout`. */
