@@ -52,7 +52,10 @@ const optionsSchema = z.strictObject(
 export function validateClientOptions(options: FailoverClientOptions): { origins: ResolvedOrigin[]; policy: Policy } {
   const parsed = optionsSchema.safeParse(options);
   const issues: PolicyIssue[] = parsed.success ? [] : toPolicyIssues(parsed.error.issues, '');
-  const origins = parsed.success ? resolveOrigins(parsed.data.origins, issues) : [];
+  // The URL rules run on every origin that has a string url, even when another field failed, so that one
+  // error lists every bad field.
+  const given: unknown = (options as { origins?: unknown } | null)?.origins;
+  const origins = resolveOrigins(Array.isArray(given) ? given : [], issues);
   let policy: Policy | undefined;
   try {
     policy = definePolicy((options as { policy?: Parameters<typeof definePolicy>[0] } | null)?.policy);
@@ -65,22 +68,21 @@ export function validateClientOptions(options: FailoverClientOptions): { origins
 }
 
 /** The URL rules zod cannot express: unique ids, https unless allowInsecure (rule 8), nothing secret in the URL. */
-function resolveOrigins(
-  origins: readonly { id: string; url: string; allowInsecure?: boolean | undefined; credentials?: 'send' | 'omit' | undefined }[],
-  issues: PolicyIssue[],
-): ResolvedOrigin[] {
-  const seen = new Set<string>();
-  return origins.flatMap(({ id, url, allowInsecure = false, credentials = 'send' }, i) => {
+function resolveOrigins(origins: readonly unknown[], issues: PolicyIssue[]): ResolvedOrigin[] {
+  const seen = new Set<unknown>();
+  return origins.flatMap((origin, i) => {
+    const { id, url, allowInsecure, credentials } = (origin ?? {}) as Partial<Record<keyof OriginConfig, unknown>>;
     const fail = (field: string, message: string) => (issues.push({ path: `origins[${i}].${field}`, message }), []);
-    if (seen.has(id)) return fail('id', `duplicate origin id "${id}"`);
+    if (typeof id === 'string' && seen.has(id)) fail('id', `duplicate origin id "${id}"`);
     seen.add(id);
+    if (typeof url !== 'string') return [];
     let parsed: URL;
     try {
       parsed = new URL(url);
     } catch {
       return fail('url', 'expected an absolute URL such as "https://api.example.com"');
     }
-    if (parsed.protocol === 'http:' && !allowInsecure) {
+    if (parsed.protocol === 'http:' && allowInsecure !== true) {
       return fail('url', 'http: is refused; use https: or set allowInsecure: true (CONTRACT rule 8)');
     }
     if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
@@ -89,6 +91,16 @@ function resolveOrigins(
     if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
       return fail('url', 'must not contain a query, fragment or credentials; send credentials with `auth`');
     }
-    return [{ id, url, allowInsecure, credentials, base: parsed.href.replace(/\/+$/, ''), host: parsed.host }];
+    // Shapes were checked by the schema; an origin with a bad field is reported there and left out here.
+    return [
+      {
+        id: id as string,
+        url,
+        allowInsecure: allowInsecure === true,
+        credentials: credentials === 'omit' ? ('omit' as const) : ('send' as const),
+        base: parsed.href.replace(/\/+$/, ''),
+        host: parsed.host,
+      },
+    ];
   });
 }
