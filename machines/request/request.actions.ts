@@ -9,46 +9,30 @@ import type {
   RefreshAuthOutput,
   RequestMachineContext,
   RequestMachineInput,
+  RequestResult,
 } from './request.types.js';
 
 /**
- * The request machine's context changes, as pure functions (context, data) -> changes. The machine
- * wraps each in a named `assign`, so the inspector shows `recordAttemptResult`, not `xstate.assign`.
+ * The request machine's context changes, as pure functions ({ context }, params) -> changes. The machine
+ * registers each as a named `assign`, so the inspector shows `recordAttemptResult`, not `xstate.assign`.
  */
 type Changes = Partial<RequestMachineContext>;
+type Args = { context: RequestMachineContext };
 
 export function initialContext(input: RequestMachineInput): RequestMachineContext {
   return {
-    requestId: input.requestId,
-    method: input.method,
-    origins: input.origins,
-    write: input.write,
-    idempotencyKey: input.idempotencyKey,
-    policy: input.policy,
-    budgetMs: input.budgetMs,
-    startedAt: input.startedAt,
-    canRefreshAuth: input.canRefreshAuth,
-    canReconcile: input.canReconcile,
-    deferrable: input.deferrable,
+    ...input,
     random: input.random ?? Math.random,
     now: input.startedAt,
     attempts: 0,
     attemptStartedAt: input.startedAt,
-    origin: undefined,
     inFlight: false,
     pinned: false,
     failures: [],
-    lastResponse: undefined,
-    response: undefined,
     authRefreshed: false,
-    authGeneration: undefined,
     replayCleared: false,
     reconciled: false,
     retries: 0,
-    previousDelayMs: undefined,
-    plan: undefined,
-    reason: undefined,
-    result: undefined,
   };
 }
 
@@ -84,7 +68,7 @@ function recordFailure(context: RequestMachineContext, failure: Failure, now: nu
   };
 }
 
-export function startAttempt(context: RequestMachineContext): Changes {
+export function startAttempt({ context }: Args): Changes {
   return {
     attempts: context.attempts + 1,
     attemptStartedAt: context.now,
@@ -93,11 +77,11 @@ export function startAttempt(context: RequestMachineContext): Changes {
   };
 }
 
-export function recordOrigin(context: RequestMachineContext, output: ChooseOriginOutput): Changes {
+export function recordOrigin({ context }: Args, output: ChooseOriginOutput): Changes {
   return { origin: output.origin, now: output.at ?? context.now };
 }
 
-export function recordAttemptResult(context: RequestMachineContext, output: AttemptOutput): Changes {
+export function recordAttemptResult({ context }: Args, output: AttemptOutput): Changes {
   const now = output.at ?? context.now;
   const origin = context.origin ?? '';
   // Attempts the transport made itself count against attempts.max (rule 1).
@@ -116,14 +100,14 @@ export function recordAttemptResult(context: RequestMachineContext, output: Atte
   };
 }
 
-export function recordAttemptTimeout(context: RequestMachineContext): Changes {
+export function recordAttemptTimeout({ context }: Args): Changes {
   const timeoutMs = attemptTimeoutMs({ ...context, now: context.attemptStartedAt });
   const now = context.attemptStartedAt + timeoutMs;
   return recordFailure(context, timeoutFailure(context.origin ?? '', timeoutMs), now);
 }
 
 /** A transport that throws breaks its contract; what it sent is unknown, so a write is not replayed blindly. */
-export function recordTransportCrash(context: RequestMachineContext, error: unknown): Changes {
+export function recordTransportCrash({ context }: Args, { error }: { error: unknown }): Changes {
   const name = error instanceof Error ? error.name : typeof error;
   return recordFailure(
     context,
@@ -141,18 +125,11 @@ function unexplained(origin: string): Failure {
   return { class: 'unexpected', requestSent: 'unknown', origin, message: 'transport result not understood' };
 }
 
-export function recordAuthRefreshed(
-  context: RequestMachineContext,
-  output: RefreshAuthOutput | undefined,
-): Changes {
+export function recordAuthRefreshed({ context }: Args, output: RefreshAuthOutput | undefined): Changes {
   return { authRefreshed: true, now: output?.at ?? context.now };
 }
 
-export function recordAuthRefreshFailed(): Changes {
-  return { authRefreshed: true };
-}
-
-export function recordReconcileResult(context: RequestMachineContext, output: ReconcileOutput): Changes {
+export function recordReconcileResult({ context }: Args, output: ReconcileOutput): Changes {
   const now = output.at ?? context.now;
   if (output.status === 'applied') {
     // The server has the write: its own answer if reconcile brought one, else an empty 204.
@@ -165,20 +142,20 @@ export function recordReconcileResult(context: RequestMachineContext, output: Re
   return { now };
 }
 
-export function startBackoff(context: RequestMachineContext): Changes {
+export function startBackoff({ context }: Args): Changes {
   const delayMs = context.plan?.kind === 'wait' ? context.plan.delayMs : 0;
   return { retries: context.retries + 1, previousDelayMs: delayMs };
 }
 
-export function finishBackoff(context: RequestMachineContext): Changes {
+export function finishBackoff({ context }: Args): Changes {
   return { now: context.now + (context.previousDelayMs ?? 0) };
 }
 
-export function recordCancelled(context: RequestMachineContext): Changes {
+export function recordCancelled({ context }: Args): Changes {
   return { reason: 'cancelled', failures: [...context.failures, cancelledFailure(context.origin ?? '')] };
 }
 
-export function recordBudgetExhausted(context: RequestMachineContext): Changes {
+export function recordBudgetExhausted({ context }: Args): Changes {
   const now = context.startedAt + context.budgetMs;
   if (!context.inFlight) return { now };
   // The budget ended an attempt in flight: say so, since a write it carried may have been applied.
@@ -189,6 +166,10 @@ export function recordBudgetExhausted(context: RequestMachineContext): Changes {
   };
 }
 
-export function setReason(reason: FailReason | 'durable'): Changes {
+export function setReason(_: Args, { reason }: { reason: FailReason | 'durable' }): Changes {
   return { reason };
+}
+
+export function markEnded(_: Args, { result }: { result: RequestResult }): Changes {
+  return { result };
 }

@@ -1,34 +1,14 @@
 import { and, assign, enqueueActions, not, setup } from 'xstate';
-import {
-  finishBackoff,
-  initialContext,
-  recordAttemptResult,
-  recordAttemptTimeout,
-  recordAuthRefreshed,
-  recordAuthRefreshFailed,
-  recordBudgetExhausted,
-  recordCancelled,
-  recordOrigin,
-  recordReconcileResult,
-  recordTransportCrash,
-  setReason,
-  startAttempt,
-  startBackoff,
-} from './request.actions.js';
+import * as actions from './request.actions.js';
 import { requestActors } from './request.actors.js';
 import { requestDelays } from './request.delays.js';
 import { requestGuards } from './request.guards.js';
 import type {
-  AttemptOutput,
-  ChooseOriginOutput,
-  ReconcileOutput,
-  RefreshAuthOutput,
   RequestMachineContext,
   RequestMachineEmitted,
   RequestMachineEvent,
   RequestMachineInput,
   RequestMachineOutput,
-  RequestResult,
 } from './request.types.js';
 import type { FailReason } from '../../src/policy/failure.js';
 
@@ -55,26 +35,19 @@ export const requestMachine = setup({
   guards: requestGuards,
   delays: requestDelays,
   actions: {
-    startAttempt: assign(({ context }) => startAttempt(context)),
-    recordOrigin: assign(({ context }, params: ChooseOriginOutput) => recordOrigin(context, params)),
-    recordAttemptResult: assign(({ context }, params: AttemptOutput) => recordAttemptResult(context, params)),
-    recordAttemptTimeout: assign(({ context }) => recordAttemptTimeout(context)),
-    recordTransportCrash: assign(({ context }, params: { error: unknown }) =>
-      recordTransportCrash(context, params.error),
-    ),
-    recordAuthRefreshed: assign(({ context }, params: RefreshAuthOutput) =>
-      recordAuthRefreshed(context, params),
-    ),
-    recordAuthRefreshFailed: assign(() => recordAuthRefreshFailed()),
-    recordReconcileResult: assign(({ context }, params: ReconcileOutput) =>
-      recordReconcileResult(context, params),
-    ),
-    startBackoff: assign(({ context }) => startBackoff(context)),
-    finishBackoff: assign(({ context }) => finishBackoff(context)),
-    recordCancelled: assign(({ context }) => recordCancelled(context)),
-    recordBudgetExhausted: assign(({ context }) => recordBudgetExhausted(context)),
-    setReason: assign((_, params: { reason: FailReason | 'durable' }) => setReason(params.reason)),
-    markEnded: assign((_, params: { result: RequestResult }) => ({ result: params.result })),
+    startAttempt: assign(actions.startAttempt),
+    recordOrigin: assign(actions.recordOrigin),
+    recordAttemptResult: assign(actions.recordAttemptResult),
+    recordAttemptTimeout: assign(actions.recordAttemptTimeout),
+    recordTransportCrash: assign(actions.recordTransportCrash),
+    recordAuthRefreshed: assign(actions.recordAuthRefreshed),
+    recordReconcileResult: assign(actions.recordReconcileResult),
+    startBackoff: assign(actions.startBackoff),
+    finishBackoff: assign(actions.finishBackoff),
+    recordCancelled: assign(actions.recordCancelled),
+    recordBudgetExhausted: assign(actions.recordBudgetExhausted),
+    setReason: assign(actions.setReason),
+    markEnded: assign(actions.markEnded),
     announceAttempt: enqueueActions(({ context, enqueue }) => {
       enqueue.emit({
         type: 'attempt-started',
@@ -109,7 +82,7 @@ export const requestMachine = setup({
   },
 }).createMachine({
   id: 'request',
-  context: ({ input }) => initialContext(input),
+  context: ({ input }) => actions.initialContext(input),
   initial: 'active',
   states: {
     active: {
@@ -235,7 +208,7 @@ export const requestMachine = setup({
             },
             onError: {
               target: 'givingUp',
-              actions: ['recordAuthRefreshFailed', { type: 'setReason', params: { reason: 'unauthorized' } }],
+              actions: { type: 'setReason', params: { reason: 'unauthorized' } },
             },
           },
         },

@@ -51,7 +51,10 @@ export interface AttemptInput {
  * What the `transport` actor returns: the transport's result, stamped by the runtime with the clock's
  * time (`at`) and the auth generation its headers came from. Both stamps are optional for embedders.
  */
-export type AttemptOutput = TransportResult & { at?: number | undefined; authGeneration?: number | undefined };
+export type AttemptOutput = TransportResult & {
+  at?: number | undefined;
+  authGeneration?: number | undefined;
+};
 
 export interface ChooseOriginInput {
   requestId: string;
@@ -94,7 +97,7 @@ export interface RequestMachineContext {
   method: string;
   origins: readonly string[];
   write: boolean;
-  idempotencyKey: string | undefined;
+  idempotencyKey?: string | undefined;
   policy: Policy;
   budgetMs: number;
   startedAt: number;
@@ -109,23 +112,23 @@ export interface RequestMachineContext {
   attemptStartedAt: number;
   /** An attempt has started and not yet reported. */
   inFlight: boolean;
-  origin: string | undefined;
+  origin?: string | undefined;
   /** A write that may have reached `origin` stays there (CONTRACT rules 2 and 7). */
   pinned: boolean;
   failures: Failure[];
-  lastResponse: Response | undefined;
-  response: Response | undefined;
+  lastResponse?: Response | undefined;
+  response?: Response | undefined;
   authRefreshed: boolean;
-  authGeneration: number | undefined;
+  authGeneration?: number | undefined;
   /** `reconcile` said the write was not applied: sending it again is safe. */
   replayCleared: boolean;
   reconciled: boolean;
   /** Waits so far: the wait after attempt n is retry n of the backoff. */
   retries: number;
-  previousDelayMs: number | undefined;
-  plan: RetryPlan | undefined;
-  reason: FailReason | 'durable' | undefined;
-  result: RequestResult | undefined;
+  previousDelayMs?: number | undefined;
+  plan?: RetryPlan | undefined;
+  reason?: FailReason | 'durable' | undefined;
+  result?: RequestResult | undefined;
 }
 
 export type RequestResult = 'succeeded' | 'failed' | 'deferred';
