@@ -117,6 +117,9 @@ export function prepareRequest(
     });
   }
   const body = normalizeBody(request.body);
+  if (body.value !== undefined && (upper === 'GET' || upper === 'HEAD')) {
+    throw new RequestError('body', `a ${upper} request cannot have a body`);
+  }
   if (body.contentType !== undefined && headers['content-type'] === undefined) {
     headers = { ...headers, 'content-type': body.contentType };
   }

@@ -153,6 +153,7 @@ describe('bad input', () => {
       ],
       [{ path: '/x', bodyy: 'typo' }, 'request.bodyy: unknown field'],
       [{ path: '/x', signal: {} }, 'request.signal: expected an AbortSignal'],
+      [{ path: '/x', body: 'q=1' }, 'request.body: a GET request cannot have a body'],
     ];
     for (const [request, message] of cases) {
       const error = await h.client.request(request as never).catch((e: unknown) => e);
