@@ -27,13 +27,7 @@ export class PolicyError extends FailwiseError {
   readonly issues: readonly PolicyIssue[];
 
   constructor(issues: readonly PolicyIssue[], options?: { cause?: unknown }) {
-    super(issues.map(formatIssue).join('\n'), options);
-    this.issues = Object.freeze(
-      issues.map((issue) => Object.freeze({ path: issue.path, message: issue.message })),
-    );
+    super(issues.map(({ path, message }) => (path ? `${path}: ${message}` : message)).join('\n'), options);
+    this.issues = Object.freeze(issues.map(({ path, message }) => Object.freeze({ path, message })));
   }
-}
-
-function formatIssue(issue: PolicyIssue): string {
-  return issue.path === '' ? issue.message : `${issue.path}: ${issue.message}`;
 }

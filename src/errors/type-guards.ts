@@ -9,35 +9,29 @@ import { RequestFailedError } from './request-failed-error.js';
  * `source/utils/type-guards.ts`). The names are string literals, not `cls.name`, which minifiers rename.
  */
 
-const failwiseErrorNames: ReadonlySet<string> = new Set([
+/** A guard for `cls`, also accepting an object whose `name` is one of `names`. */
+const guard =
+  <T>(cls: abstract new (...args: never[]) => T, ...names: string[]) =>
+  (error: unknown): error is T =>
+    error instanceof cls ||
+    (typeof error === 'object' &&
+      error !== null &&
+      names.includes((error as { name?: unknown }).name as string));
+
+/** Whether `error` is any error failwise throws (or rejects with). */
+export const isFailwiseError = guard(
+  FailwiseError,
   'FailwiseError',
   'PolicyError',
   'RequestError',
   'RequestFailedError',
-]);
-
-function nameOf(value: unknown): unknown {
-  return typeof value === 'object' && value !== null ? (value as { name?: unknown }).name : undefined;
-}
-
-/** Whether `error` is any error failwise throws (or rejects with). */
-export function isFailwiseError(error: unknown): error is FailwiseError {
-  if (error instanceof FailwiseError) return true;
-  const name = nameOf(error);
-  return typeof name === 'string' && failwiseErrorNames.has(name);
-}
+);
 
 /** Whether `error` is a `PolicyError`: an invalid policy or client option. */
-export function isPolicyError(error: unknown): error is PolicyError {
-  return error instanceof PolicyError || nameOf(error) === 'PolicyError';
-}
+export const isPolicyError = guard(PolicyError, 'PolicyError');
 
 /** Whether `error` is a `RequestError`: a malformed request given to `client.request` or `client.fetch`. */
-export function isRequestError(error: unknown): error is RequestError {
-  return error instanceof RequestError || nameOf(error) === 'RequestError';
-}
+export const isRequestError = guard(RequestError, 'RequestError');
 
 /** Whether `error` is a `RequestFailedError`: `client.fetch`'s rejection, carrying the whole `Outcome`. */
-export function isRequestFailedError(error: unknown): error is RequestFailedError {
-  return error instanceof RequestFailedError || nameOf(error) === 'RequestFailedError';
-}
+export const isRequestFailedError = guard(RequestFailedError, 'RequestFailedError');

@@ -22,48 +22,33 @@ import type { Policy } from './policy.js';
  * @param previousDelayMs The wait this function returned for the previous retry; `undefined` before the first.
  */
 export function nextBackoff(
-  backoff: Policy['backoff'],
+  { initialMs, maxMs, multiplier, jitter }: Policy['backoff'],
   retry: number,
   previousDelayMs: number | undefined,
   random: () => number,
 ): number {
-  const { initialMs, maxMs, jitter } = backoff;
-  const r = unitInterval(random());
-  let delay: number;
-  switch (jitter) {
-    case 'decorrelated': {
-      // The previous wait came from here, so it is at most maxMs; clamping keeps a stray value from overflowing.
-      const previous = clamp(previousDelayMs ?? initialMs, 0, maxMs);
-      delay = Math.min(maxMs, Math.max(initialMs, initialMs + r * (3 * previous - initialMs)));
-      break;
-    }
-    case 'full':
-      delay = r * baseDelay(backoff, retry);
-      break;
-    case 'equal': {
-      const base = baseDelay(backoff, retry);
-      delay = base / 2 + (r * base) / 2;
-      break;
-    }
-    case 'none':
-      delay = baseDelay(backoff, retry);
-      break;
-  }
-  return clamp(Math.floor(Math.min(delay, maxMs)), 0, maxMs);
-}
-
-/** `min(maxMs, initialMs * multiplier^(retry - 1))`, without NaN: 0 * Infinity is 0 here, and 1^Infinity is 1. */
-function baseDelay({ initialMs, maxMs, multiplier }: Policy['backoff'], retry: number): number {
+  const r = clamp(random(), 1);
   const steps = retry > 1 ? retry - 1 : 0;
-  if (initialMs === 0 || steps === 0 || multiplier === 1) return Math.min(maxMs, initialMs);
-  const growth = multiplier ** steps;
-  return Number.isNaN(growth) ? maxMs : Math.min(maxMs, initialMs * growth);
+  // min(maxMs, initialMs * multiplier^steps), without NaN: 0 * Infinity is 0 here, 1^Infinity is 1, and a power
+  // too large for a number (or NaN) counts as maxMs.
+  const base = Math.min(
+    maxMs,
+    initialMs && steps && multiplier !== 1 ? initialMs * multiplier ** steps || maxMs : initialMs,
+  );
+  // decorrelated: the previous wait came from here, so it is at most maxMs; clamping keeps a stray value from
+  // overflowing.
+  const delay =
+    jitter === 'decorrelated'
+      ? Math.max(initialMs, initialMs + r * (3 * clamp(previousDelayMs ?? initialMs, maxMs) - initialMs))
+      : jitter === 'full'
+        ? r * base
+        : jitter === 'equal'
+          ? base / 2 + (r * base) / 2
+          : base;
+  return Math.floor(clamp(delay, maxMs));
 }
 
-function unitInterval(value: number): number {
-  return Number.isNaN(value) ? 0 : clamp(value, 0, 1);
-}
-
-function clamp(value: number, low: number, high: number): number {
-  return Number.isNaN(value) ? low : Math.min(high, Math.max(low, value));
+/** `value` within [0, high]; NaN is 0. */
+function clamp(value: number, high: number): number {
+  return Math.min(high, Math.max(0, value)) || 0;
 }

@@ -41,13 +41,21 @@ export type RetryPlan =
  * 4. A wait that reaches the end of the budget would leave no time for the attempt: `budget-exhausted`.
  * 5. Otherwise: `wait`.
  */
-export function planRetryWait(options: PlanRetryWaitOptions): RetryPlan {
-  const { backoffMs, retryAfterMs, retryAfterMaxMs, timeLeftMs } = options;
-  if (retryAfterMs !== undefined && retryAfterMs > retryAfterMaxMs)
-    return { kind: 'retry-after-exceeds-budget' };
-  if (timeLeftMs <= 0) return { kind: 'budget-exhausted' };
-  if (retryAfterMs !== undefined && retryAfterMs >= timeLeftMs) return { kind: 'retry-after-exceeds-budget' };
-  const delayMs = Math.max(backoffMs, retryAfterMs ?? 0);
-  if (delayMs >= timeLeftMs) return { kind: 'budget-exhausted' };
-  return { kind: 'wait', delayMs };
+export function planRetryWait({
+  backoffMs,
+  retryAfterMs = 0,
+  retryAfterMaxMs,
+  timeLeftMs,
+}: PlanRetryWaitOptions): RetryPlan {
+  // No Retry-After reads as 0: never above the cap, and never reaching the end of a budget with time left.
+  const delayMs = Math.max(backoffMs, retryAfterMs);
+  return retryAfterMs > retryAfterMaxMs
+    ? { kind: 'retry-after-exceeds-budget' }
+    : timeLeftMs <= 0
+      ? { kind: 'budget-exhausted' }
+      : retryAfterMs >= timeLeftMs
+        ? { kind: 'retry-after-exceeds-budget' }
+        : delayMs >= timeLeftMs
+          ? { kind: 'budget-exhausted' }
+          : { kind: 'wait', delayMs };
 }

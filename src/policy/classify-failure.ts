@@ -2,32 +2,26 @@ import type { Failure, FailureClass, RequestSent } from './failure.js';
 import { parseRetryAfter } from './retry-after.js';
 import type { TransportErrorPhase, TransportResult } from './transport-result.js';
 
-/** The failure class of each transport phase (the table in docs/failure-classes.md). */
-export const failureClassOfPhase: Readonly<Record<TransportErrorPhase, FailureClass>> = Object.freeze({
-  offline: 'offline',
-  dns: 'dns',
-  connect: 'connect',
-  'connect-timeout': 'connect-timeout',
-  tls: 'tls',
-  'response-timeout': 'response-timeout',
-  'connection-lost': 'connection-lost',
-  unknown: 'unexpected',
-});
+/** The failure class of a transport phase (the table in docs/failure-classes.md): its own name, but `unexpected` for `unknown`. */
+export function failureClassOfPhase(phase: TransportErrorPhase): FailureClass {
+  return phase === 'unknown' ? 'unexpected' : phase;
+}
+
+const nothingSentPhases: ReadonlySet<TransportErrorPhase> = new Set<TransportErrorPhase>([
+  'offline',
+  'dns',
+  'connect',
+  'connect-timeout',
+  'tls',
+]);
 
 /**
- * Whether the request may have reached the server, for each phase, when the transport does not say.
- * Up to the end of the TLS handshake nothing was sent; after it, the request may have gone out.
+ * Whether the request may have reached the server in a phase, when the transport does not say.
+ * Up to the end of the TLS handshake nothing was sent (`no`); after it, the request may have gone out (`unknown`).
  */
-export const defaultRequestSent: Readonly<Record<TransportErrorPhase, RequestSent>> = Object.freeze({
-  offline: 'no',
-  dns: 'no',
-  connect: 'no',
-  'connect-timeout': 'no',
-  tls: 'no',
-  'response-timeout': 'unknown',
-  'connection-lost': 'unknown',
-  unknown: 'unknown',
-});
+export function defaultRequestSent(phase: TransportErrorPhase): RequestSent {
+  return nothingSentPhases.has(phase) ? 'no' : 'unknown';
+}
 
 /**
  * The failure class of an HTTP status, or `undefined` for a 2xx (a success).
@@ -35,13 +29,19 @@ export const defaultRequestSent: Readonly<Record<TransportErrorPhase, RequestSen
  * `client-error`, anything else (1xx, 3xx, out of range) `unexpected`.
  */
 export function classifyStatus(status: number): FailureClass | undefined {
-  if (status >= 200 && status <= 299) return undefined;
-  if (status === 401) return 'unauthorized';
-  if (status === 429) return 'rate-limited';
-  if (status === 502 || status === 503 || status === 504) return 'unavailable';
-  if (status >= 500 && status <= 599) return 'server-error';
-  if (status >= 400 && status <= 499) return 'client-error';
-  return 'unexpected';
+  return status >= 200 && status <= 299
+    ? undefined
+    : status === 401
+      ? 'unauthorized'
+      : status === 429
+        ? 'rate-limited'
+        : status === 502 || status === 503 || status === 504
+          ? 'unavailable'
+          : status >= 500 && status <= 599
+            ? 'server-error'
+            : status >= 400 && status <= 499
+              ? 'client-error'
+              : 'unexpected';
 }
 
 /** Options of `classifyResult`. */
@@ -68,26 +68,27 @@ export function classifyResult(
   options: ClassifyOptions,
 ): Failure | undefined {
   if (result.kind === 'error') {
+    const { phase } = result;
     return {
-      class: failureClassOfPhase[result.phase],
-      requestSent: result.requestSent ?? defaultRequestSent[result.phase],
+      class: failureClassOfPhase(phase),
+      requestSent: result.requestSent ?? defaultRequestSent(phase),
       origin,
       message: result.message,
     };
   }
   const { status, statusText, headers } = result.response;
   const failureClass = classifyStatus(status);
-  if (failureClass === undefined) return undefined;
-  const failure: Failure = {
-    class: failureClass,
-    requestSent: 'yes',
-    origin,
-    status,
-    message: statusText.trim() === '' ? `HTTP ${status}` : `HTTP ${status} ${statusText.trim()}`,
-  };
   const retryAfterMs = parseRetryAfter(headers.get('retry-after'), options.now);
-  if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
-  return failure;
+  return failureClass === undefined
+    ? undefined
+    : {
+        class: failureClass,
+        requestSent: 'yes',
+        origin,
+        status,
+        message: `HTTP ${status} ${statusText.trim()}`.trim(),
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      };
 }
 
 /** The failure of an attempt the caller aborted (`signal`); the request may or may not have gone out. */

@@ -1,4 +1,4 @@
-import { PolicyError, type PolicyIssue } from '../errors/policy-error.js';
+import { PolicyError } from '../errors/policy-error.js';
 import { defaultPolicy } from './defaults.js';
 import type { Policy, PolicyInput } from './policy.js';
 import { describeValue, policyInputSchema } from './schema.js';
@@ -37,141 +37,101 @@ export interface DefinePolicyOptions {
 export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions = {}): Readonly<Policy> {
   const prefix = options.path ?? 'policy';
   const raw: unknown = input === undefined ? {} : input;
-  // Every check in the schema has its own message; this only guards against one added without.
-  const parsed = policyInputSchema.safeParse(raw, {
-    error: (issue) => `invalid value, got ${describeValue(issue.input)}`,
-  });
-  const issues: PolicyIssue[] = [];
-  const invalid = new Set<string>();
+  const zodIssues = policyInputSchema.safeParse(raw).error?.issues ?? [];
+  const issues = toPolicyIssues(zodIssues, prefix, suggestOption);
+  if (!isRecord(raw)) throw new PolicyError(issues);
 
-  if (!parsed.success) {
-    for (const issue of parsed.error.issues) {
-      if (issue.code !== 'unrecognized_keys') invalid.add(issue.path.map(String).join('.'));
-    }
-    issues.push(...toPolicyIssues(parsed.error.issues, prefix, suggestOption));
-    if (!isRecord(raw)) throw new PolicyError(issues);
-  }
-
-  const given = isRecord(raw) ? raw : {};
-  const durations = linkedDurations(readDurations(given, invalid));
-  const valid = (...paths: (keyof typeof durationPaths)[]) =>
-    paths.every((name) => {
-      const [group, key] = durationPaths[name];
-      return !invalid.has(group) && (key === undefined || !invalid.has(`${group}.${key}`));
-    });
-  const notAbove = (lower: keyof typeof durationPaths, upper: keyof typeof durationPaths) => {
-    if (!valid(lower, upper) || durations[lower] <= durations[upper]) return;
-    issues.push({
-      path: toDotPath(prefix, durationPaths[lower]),
-      message: `must not exceed ${toDotPath(prefix, durationPaths[upper])} (${durations[upper]}), got ${durations[lower]}`,
-    });
+  /** Whether the field at `path`, or its group, is reported as invalid already: its value is not used. */
+  const isInvalid = (path: string) =>
+    zodIssues.some(
+      (issue) => issue.code !== 'unrecognized_keys' && `${path}.`.startsWith(`${issue.path.join('.')}.`),
+    );
+  /** The value in effect at `path`: the caller's if set and valid, else the default (shrunk to fit its limit). */
+  const valueAt = (path: string): unknown => {
+    const keys = path.split('.');
+    const fallback = read(defaultPolicy, keys);
+    const limit = limits[path];
+    return (
+      (isInvalid(path) ? undefined : read(raw, keys)) ??
+      (limit ? Math.min(fallback as number, valueAt(limit) as number) : fallback)
+    );
   };
-  notAbove('attemptMs', 'budgetMs');
-  notAbove('connectMs', 'attemptMs');
-  notAbove('initialMs', 'maxMs');
+  const named = (path: string) => toDotPath(prefix, path.split('.'));
+  /**
+   * Reports `path` when `broken`, unless `other` is invalid (it is reported already). An invalid `path` itself
+   * never breaks a rule: its value in effect is a default that fits.
+   */
+  const check = (path: string, other: string, broken: boolean, rule: string) => {
+    if (broken && !isInvalid(other)) {
+      issues.push({
+        path: named(path),
+        message: `must ${rule} ${named(other)} (${describeValue(valueAt(other))}), got ${describeValue(valueAt(path))}`,
+      });
+    }
+  };
+  for (const [path, limit] of Object.entries(limits))
+    check(path, limit, (valueAt(path) as number) > (valueAt(limit) as number), 'not exceed');
+  const attemptHeader = valueAt('attemptHeader') as string | false;
+  check(
+    'attemptHeader',
+    'idempotency.header',
+    attemptHeader !== false &&
+      attemptHeader.toLowerCase() === (valueAt('idempotency.header') as string).toLowerCase(),
+    'differ from',
+  );
+  if (issues.length > 0) throw new PolicyError(issues);
 
-  const attemptHeader = invalid.has('attemptHeader')
-    ? undefined
-    : (given['attemptHeader'] ?? defaultPolicy.attemptHeader);
-  const idempotency = invalid.has('idempotency') ? undefined : given['idempotency'];
-  const idempotencyHeader = invalid.has('idempotency.header')
-    ? undefined
-    : ((isRecord(idempotency) ? idempotency['header'] : undefined) ?? defaultPolicy.idempotency.header);
-  if (
-    typeof attemptHeader === 'string' &&
-    typeof idempotencyHeader === 'string' &&
-    attemptHeader.toLowerCase() === idempotencyHeader.toLowerCase()
-  ) {
-    issues.push({
-      path: toDotPath(prefix, ['attemptHeader']),
-      message: `must differ from ${toDotPath(prefix, ['idempotency', 'header'])} (${describeValue(idempotencyHeader)}), got ${describeValue(attemptHeader)}`,
-    });
-  }
-
-  if (!parsed.success || issues.length > 0) throw new PolicyError(issues);
-
-  const data = parsed.data;
-  return deepFreeze<Policy>({
-    attempts: { max: data.attempts?.max ?? defaultPolicy.attempts.max },
-    budgetMs: durations.budgetMs,
-    timeouts: { attemptMs: durations.attemptMs, connectMs: durations.connectMs },
-    backoff: {
-      initialMs: durations.initialMs,
-      maxMs: durations.maxMs,
-      multiplier: data.backoff?.multiplier ?? defaultPolicy.backoff.multiplier,
-      jitter: data.backoff?.jitter ?? defaultPolicy.backoff.jitter,
-    },
-    retryableStatuses: [...(data.retryableStatuses ?? defaultPolicy.retryableStatuses)],
-    retryAfter: { maxMs: data.retryAfter?.maxMs ?? defaultPolicy.retryAfter.maxMs },
-    idempotency: { header: data.idempotency?.header ?? defaultPolicy.idempotency.header },
-    attemptHeader: data.attemptHeader ?? defaultPolicy.attemptHeader,
-  });
+  // A new object, deeply frozen, laid out like the defaults; arrays are copied, never the caller's.
+  const fill = (defaults: object, group: string): unknown =>
+    Object.freeze(
+      Object.fromEntries(
+        Object.entries(defaults).map(([key, fallback]) => {
+          const value = valueAt(group + key);
+          return [
+            key,
+            isRecord(fallback)
+              ? fill(fallback, `${group}${key}.`)
+              : Object.freeze(Array.isArray(value) ? [...(value as number[])] : value),
+          ];
+        }),
+      ),
+    );
+  return fill(defaultPolicy, '') as Policy;
 }
 
-/** The durations that are checked against each other, and where each one lives. */
-const durationPaths = {
-  budgetMs: ['budgetMs'],
-  attemptMs: ['timeouts', 'attemptMs'],
-  connectMs: ['timeouts', 'connectMs'],
-  initialMs: ['backoff', 'initialMs'],
-  maxMs: ['backoff', 'maxMs'],
-} as const satisfies Record<string, readonly [string] | readonly [string, string]>;
+/**
+ * The linked durations: each one's limit. A value the caller set above its limit is refused; a default shrinks
+ * to fit under the limit in effect.
+ */
+const limits: Readonly<Record<string, string>> = {
+  'timeouts.attemptMs': 'budgetMs',
+  'timeouts.connectMs': 'timeouts.attemptMs',
+  'backoff.initialMs': 'backoff.maxMs',
+};
 
-type Durations = Record<keyof typeof durationPaths, number>;
-
-/** The linked durations the caller set to a valid number (an invalid one is reported already). */
-function readDurations(input: Record<string, unknown>, invalid: ReadonlySet<string>): Partial<Durations> {
-  const read: Partial<Durations> = {};
-  for (const name of Object.keys(durationPaths) as (keyof Durations)[]) {
-    const [group, key] = durationPaths[name];
-    const container = key === undefined ? input : input[group];
-    const value = isRecord(container) ? container[key ?? group] : undefined;
-    if (typeof value === 'number' && !invalid.has(key === undefined ? group : `${group}.${key}`))
-      read[name] = value;
-  }
-  return read;
-}
-
-/** Fills in the linked durations left out; a default never exceeds the limit above it. */
-function linkedDurations(set: Partial<Durations>): Durations {
-  const budgetMs = set.budgetMs ?? defaultPolicy.budgetMs;
-  const attemptMs = set.attemptMs ?? Math.min(defaultPolicy.timeouts.attemptMs, budgetMs);
-  const connectMs = set.connectMs ?? Math.min(defaultPolicy.timeouts.connectMs, attemptMs);
-  const maxMs = set.maxMs ?? defaultPolicy.backoff.maxMs;
-  const initialMs = set.initialMs ?? Math.min(defaultPolicy.backoff.initialMs, maxMs);
-  return { budgetMs, attemptMs, connectMs, initialMs, maxMs };
-}
+/** The value at `keys` in an object, or `undefined`. */
+const read = (value: unknown, keys: readonly PropertyKey[]): unknown =>
+  keys.reduce<unknown>((parent, key) => (isRecord(parent) ? parent[key as string] : undefined), value);
 
 /** Options that users of other libraries reach for, and where failwise keeps them. */
-const movedOptions: Readonly<Record<string, readonly string[]>> = {
-  maxAttempts: ['attempts', 'max'],
-  retries: ['attempts', 'max'],
-  timeout: ['timeouts', 'attemptMs'],
-  timeoutMs: ['timeouts', 'attemptMs'],
-  deadlineMs: ['budgetMs'],
-  jitter: ['backoff', 'jitter'],
+const movedOptions: Readonly<Record<string, string>> = {
+  maxAttempts: 'attempts.max',
+  retries: 'attempts.max',
+  timeout: 'timeouts.attemptMs',
+  timeoutMs: 'timeouts.attemptMs',
+  deadlineMs: 'budgetMs',
+  jitter: 'backoff.jitter',
 };
 
 /** The option an unknown key most likely meant: a moved one, or a known one spelt in another case. */
 function suggestOption(groupPath: readonly PropertyKey[], key: string): readonly PropertyKey[] | undefined {
-  if (groupPath.length === 0 && Object.hasOwn(movedOptions, key)) return movedOptions[key];
-  const group: unknown =
-    groupPath.length === 0
-      ? defaultPolicy
-      : (defaultPolicy as unknown as Record<PropertyKey, unknown>)[groupPath[0] as PropertyKey];
-  if (groupPath.length > 1 || !isRecord(group)) return undefined;
-  const known = Object.keys(group).find((name) => name.toLowerCase() === key.toLowerCase());
-  return known === undefined ? undefined : [...groupPath, known];
+  if (groupPath.length === 0 && Object.hasOwn(movedOptions, key)) return movedOptions[key]?.split('.');
+  const defaults = read(defaultPolicy, groupPath);
+  const known =
+    isRecord(defaults) && Object.keys(defaults).find((name) => name.toLowerCase() === key.toLowerCase());
+  return known ? [...groupPath, known] : undefined;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-function deepFreeze<T>(value: T): Readonly<T> {
-  if (typeof value === 'object' && value !== null) {
-    for (const child of Object.values(value)) deepFreeze(child);
-    Object.freeze(value);
-  }
-  return value;
 }

@@ -1,20 +1,15 @@
 import type { Failure } from './failure.js';
 
 /**
- * The methods RFC 9110 §9.2.2 calls idempotent: sending one twice has the effect of sending it once.
- * (PUT and DELETE change state, but idempotently, so they are not "writes" in the sense of CONTRACT rule 2.)
- */
-const idempotentMethods: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
-
-/**
  * Whether a request is a write in the sense of CONTRACT rule 2: sending it twice could apply it twice.
  * True for every method except GET, HEAD, OPTIONS, PUT, DELETE and TRACE (compared case-insensitively).
  * The request can say otherwise: `idempotent: true` makes any method safe to repeat (a POST used as a
  * query), `idempotent: false` makes any method a write (a PUT with side effects).
  */
 export function isWrite(method: string, idempotent?: boolean): boolean {
-  if (idempotent !== undefined) return !idempotent;
-  return !idempotentMethods.has(method.toUpperCase());
+  // The methods RFC 9110 §9.2.2 calls idempotent: sending one twice has the effect of sending it once.
+  // (PUT and DELETE change state, but idempotently, so they are not "writes" in the sense of CONTRACT rule 2.)
+  return idempotent === undefined ? !/^(GET|HEAD|OPTIONS|PUT|DELETE|TRACE)$/i.test(method) : !idempotent;
 }
 
 /** Options of `mayReplay`. */

@@ -59,10 +59,12 @@ export function isRetryableFailure(
   policy: Pick<Policy, 'retryableStatuses'>,
   options: RetryableOptions,
 ): boolean {
-  if (retryableClasses.has(failure.class)) return true;
-  const status = failure.status;
-  if (failure.class === 'unexpected') return status === undefined;
-  if (!statusClasses.has(failure.class) || status === undefined) return false;
-  if (neverRetriedStatuses.includes(status)) return false;
-  return policy.retryableStatuses.includes(status) || (status === 409 && options.hasIdempotencyKey);
+  const { class: failureClass, status } = failure;
+  return failureClass === 'unexpected'
+    ? status === undefined
+    : retryableClasses.has(failureClass) ||
+        (statusClasses.has(failureClass) &&
+          status !== undefined &&
+          !neverRetriedStatuses.includes(status) &&
+          (policy.retryableStatuses.includes(status) || (status === 409 && options.hasIdempotencyKey)));
 }

@@ -4,9 +4,9 @@
  * compiles code with `new Function`, so it runs under a strict Content-Security-Policy.
  *
  * Every field is optional (`definePolicy` fills in the defaults); every object is strict, so a misspelt option
- * is an error rather than silently ignored. Each check carries its own message, written the way `PolicyError`
- * prints it (`expected a number >= 0, got -1`), so the schema reads the same wherever it is used.
- * Checks between fields (`timeouts.attemptMs <= budgetMs`, ...) are in define-policy.ts.
+ * is an error rather than silently ignored. One function, `issueMessage`, writes every message from the zod
+ * issue, the way `PolicyError` prints it (`expected a number >= 0, got -1`), so the schema reads the same
+ * wherever it is used. Checks between fields (`timeouts.attemptMs <= budgetMs`, ...) are in define-policy.ts.
  */
 import * as z from 'zod/mini';
 import { neverRetriedStatuses } from './retryable.js';
@@ -17,138 +17,110 @@ import { neverRetriedStatuses } from './retryable.js';
  */
 export const MAX_TIMER_MS = 2_147_483_647;
 
-/** The longest `attempts.max`: a bound on how hard one request may hit an API. */
-export const MAX_ATTEMPTS = 100;
-
 /**
  * A value as shown in a message: numbers as written, strings quoted and cut at 40 characters, anything else by
  * its kind. Policy values are not secrets, but a message should stay one short line.
  * @internal
  */
 export function describeValue(value: unknown): string {
-  switch (typeof value) {
-    case 'number':
-      return Object.is(value, -0) ? '-0' : String(value);
-    case 'string':
-      return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
-    case 'boolean':
-    case 'undefined':
-      return String(value);
-    case 'bigint':
-      return `${value}n`;
-    case 'symbol':
-      return 'a symbol';
-    case 'function':
-      return 'a function';
-    default:
-      return value === null ? 'null' : Array.isArray(value) ? 'an array' : 'an object';
-  }
+  const type = typeof value;
+  return type === 'string'
+    ? JSON.stringify((value as string).length > 40 ? `${(value as string).slice(0, 40)}…` : value)
+    : type === 'function' || type === 'symbol'
+      ? `a ${type}`
+      : type === 'object' && value !== null
+        ? Array.isArray(value)
+          ? 'an array'
+          : 'an object'
+        : Object.is(value, -0)
+          ? '-0'
+          : String(value) + (type === 'bigint' ? 'n' : '');
 }
 
-type IssueInput = { readonly input?: unknown };
+/** What an `invalid_type` issue expected, by zod's name for it (a number is told apart in `issueMessage`). */
+const expectedType: Readonly<Record<string, string>> = {
+  object: 'an object',
+  array: 'an array of HTTP statuses',
+  string: 'an HTTP header name',
+};
 
-const got = (issue: IssueInput): string => `, got ${describeValue(issue.input)}`;
+/**
+ * The message of every issue the schema raises. The only `custom` issues are the integer check and the
+ * never-retried statuses (an integer, so they are told apart by the input). `unrecognized_keys` is worded by
+ * `toPolicyIssues` (`unknown option`).
+ */
+function issueMessage(issue: z.core.$ZodRawIssue): string {
+  const { code, input } = issue;
+  if (code === 'custom' && Number.isInteger(input)) {
+    return input === 401
+      ? '401 is never retried as is: it goes to auth.refresh (rule 3)'
+      : `${input as number} is never retried: sent again unchanged, the request fails the same way`;
+  }
+  const expected =
+    code === 'too_small'
+      ? `a number >${issue.inclusive ? '=' : ''} ${issue.minimum as number}`
+      : code === 'too_big'
+        ? `a number <= ${issue.maximum as number}${issue.maximum === MAX_TIMER_MS ? ' (the longest delay a timer can wait)' : ''}`
+        : code === 'custom'
+          ? 'an integer'
+          : code === 'invalid_value'
+            ? '"full", "equal", "decorrelated" or "none"'
+            : code === 'invalid_union'
+              ? 'an HTTP header name or false'
+              : code === 'invalid_format'
+                ? 'an HTTP header name'
+                : (expectedType[issue.expected as string] ??
+                  (typeof input === 'number' ? 'a finite number' : 'a number'));
+  return `expected ${expected}, got ${describeValue(input)}`;
+}
 
-/** A finite number (zod's `number()` already refuses NaN and ±Infinity). */
-const finiteNumber = () =>
-  z.number({
-    error: (issue) =>
-      typeof issue.input === 'number'
-        ? `expected a finite number${got(issue)}`
-        : `expected a number${got(issue)}`,
-  });
+const withMessages = { error: issueMessage };
 
-/** Stops at the first failure, so 1.5 is reported as "not an integer" and not also as out of range. */
-const integer = () =>
-  z.refine<number>(Number.isInteger, { error: (issue) => `expected an integer${got(issue)}`, abort: true });
-const atLeast = (minimum: number) =>
-  z.gte(minimum, { error: (issue) => `expected a number >= ${minimum}${got(issue)}` });
-const above = (minimum: number) =>
-  z.gt(minimum, { error: (issue) => `expected a number > ${minimum}${got(issue)}` });
-const atMost = (maximum: number, why = '') =>
-  z.lte(maximum, { error: (issue) => `expected a number <= ${maximum}${why}${got(issue)}` });
+const number = (...checks: z.core.$ZodCheck<number>[]) => z.number(withMessages).check(...checks);
 
-const timerLimit = () => atMost(MAX_TIMER_MS, ' (the longest delay a timer can wait)');
+/** An integer from `low` to `max`; stops at a fraction, so 1.5 is reported as "not an integer", not also as out of range. */
+const integer = (low: z.core.$ZodCheck<number>, max = MAX_TIMER_MS, ...more: z.core.$ZodCheck<number>[]) =>
+  number(z.refine(Number.isInteger, { abort: true }), low, z.lte(max), ...more);
 
 /** A whole number of milliseconds: `> 0` for timeouts and budgets, `>= 0` for waits. */
-const durationMs = (bound: 'positive' | 'non-negative') =>
-  finiteNumber().check(integer(), bound === 'positive' ? above(0) : atLeast(0), timerLimit());
+const positiveMs = z.optional(integer(z.gt(0)));
+const waitMs = z.optional(integer(z.gte(0)));
 
 /** An HTTP field name: an RFC 9110 §5.6.2 token. */
-const headerName = () =>
-  z.string({ error: (issue) => `expected an HTTP header name${got(issue)}` }).check(
-    z.regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/, {
-      error: (issue) => `expected an HTTP header name${got(issue)}`,
-    }),
-  );
-
-const retryableStatus = () =>
-  finiteNumber().check(
-    integer(),
-    atLeast(400),
-    atMost(599),
-    z.refine<number>((status) => !neverRetriedStatuses.includes(status), {
-      error: (issue) =>
-        issue.input === 401
-          ? '401 is never retried as is: it goes to auth.refresh (rule 3)'
-          : `${describeValue(issue.input)} is never retried: sent again unchanged, the request fails the same way`,
-    }),
-  );
+const headerName = z.string(withMessages).check(z.regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/));
 
 /** A strict object: an unknown key is reported (define-policy.ts turns it into `path.key: unknown option`). */
-const group = <Shape extends z.core.$ZodLooseShape>(shape: Shape) =>
-  z.strictObject(shape, {
-    error: (issue) =>
-      issue.code === 'unrecognized_keys' ? 'unknown option' : `expected an object${got(issue)}`,
-  });
+const group = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObject(shape, withMessages);
 
 /**
  * Any part of a policy (`PolicyInput`), every field optional. Parse it with `safeParse`; `definePolicy` does,
  * then merges the result over the defaults and checks the fields against each other.
  */
 export const policyInputSchema = group({
-  attempts: z.optional(
-    group({
-      max: z.optional(finiteNumber().check(integer(), atLeast(1), atMost(MAX_ATTEMPTS))),
-    }),
-  ),
-  budgetMs: z.optional(durationMs('positive')),
-  timeouts: z.optional(
-    group({
-      attemptMs: z.optional(durationMs('positive')),
-      connectMs: z.optional(durationMs('positive')),
-    }),
-  ),
+  attempts: z.optional(group({ max: z.optional(integer(z.gte(1), 100)) })),
+  budgetMs: positiveMs,
+  timeouts: z.optional(group({ attemptMs: positiveMs, connectMs: positiveMs })),
   backoff: z.optional(
     group({
-      initialMs: z.optional(durationMs('non-negative')),
-      maxMs: z.optional(durationMs('non-negative')),
-      multiplier: z.optional(finiteNumber().check(atLeast(1))),
-      jitter: z.optional(
-        z.enum(['full', 'equal', 'decorrelated', 'none'], {
-          error: (issue) => `expected "full", "equal", "decorrelated" or "none"${got(issue)}`,
-        }),
-      ),
+      initialMs: waitMs,
+      maxMs: waitMs,
+      multiplier: z.optional(number(z.gte(1))),
+      jitter: z.optional(z.enum(['full', 'equal', 'decorrelated', 'none'], withMessages)),
     }),
   ),
   retryableStatuses: z.optional(
     z.readonly(
-      z.array(retryableStatus(), { error: (issue) => `expected an array of HTTP statuses${got(issue)}` }),
+      z.array(
+        integer(
+          z.gte(400),
+          599,
+          z.refine((status: number) => !neverRetriedStatuses.includes(status)),
+        ),
+        withMessages,
+      ),
     ),
   ),
-  retryAfter: z.optional(
-    group({
-      maxMs: z.optional(durationMs('non-negative')),
-    }),
-  ),
-  idempotency: z.optional(
-    group({
-      header: z.optional(headerName()),
-    }),
-  ),
-  attemptHeader: z.optional(
-    z.union([headerName(), z.literal(false)], {
-      error: (issue) => `expected an HTTP header name or false${got(issue)}`,
-    }),
-  ),
+  retryAfter: z.optional(group({ maxMs: waitMs })),
+  idempotency: z.optional(group({ header: z.optional(headerName) })),
+  attemptHeader: z.optional(z.union([headerName, z.literal(false)], withMessages)),
 });

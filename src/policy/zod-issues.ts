@@ -10,16 +10,17 @@ export function toPolicyIssues(
   prefix: string,
   suggest?: (groupPath: readonly PropertyKey[], key: string) => readonly PropertyKey[] | undefined,
 ): PolicyIssue[] {
-  return issues.flatMap((issue) => {
-    if (issue.code !== 'unrecognized_keys') return [{ path: toDotPath(prefix, issue.path), message: issue.message }];
-    return issue.keys.map((key) => {
-      const hint = suggest?.(issue.path, key);
-      return {
-        path: toDotPath(prefix, [...issue.path, key]),
-        message: hint === undefined ? 'unknown option' : `unknown option (did you mean ${toDotPath(prefix, hint)}?)`,
-      };
-    });
-  });
+  return issues.flatMap((issue) =>
+    issue.code === 'unrecognized_keys'
+      ? issue.keys.map((key) => {
+          const hint = suggest?.(issue.path, key);
+          return {
+            path: toDotPath(prefix, [...issue.path, key]),
+            message: `unknown option${hint ? ` (did you mean ${toDotPath(prefix, hint)}?)` : ''}`,
+          };
+        })
+      : [{ path: toDotPath(prefix, issue.path), message: issue.message }],
+  );
 }
 
 /**
@@ -28,12 +29,14 @@ export function toPolicyIssues(
  * @internal
  */
 export function toDotPath(prefix: string, path: readonly PropertyKey[]): string {
-  let out = prefix;
-  for (const segment of path) {
-    if (typeof segment === 'number') out += `[${segment}]`;
-    else if (typeof segment === 'symbol') out += `[${JSON.stringify(String(segment))}]`;
-    else if (/[^\w$]/.test(segment)) out += `[${JSON.stringify(segment)}]`;
-    else out += out === '' ? segment : `.${segment}`;
-  }
-  return out;
+  return path.reduce<string>((out, key) => {
+    const name = String(key);
+    return typeof key === 'number'
+      ? `${out}[${name}]`
+      : /[^\w$]/.test(name)
+        ? `${out}[${JSON.stringify(name)}]`
+        : out
+          ? `${out}.${name}`
+          : name;
+  }, prefix);
 }

@@ -20,18 +20,25 @@ const withMethods = (...names: string[]) =>
 /** Unknown options and origin fields are errors, as in the policy: a typo must not be ignored. */
 const optionsSchema = z.strictObject(
   {
-    origins: z.array(
-      z.strictObject(
-        {
-          id: z.string({ error: 'expected a non-empty string' }).check(z.minLength(1, 'expected a non-empty string')),
-          url: z.string({ error: 'expected an absolute URL such as "https://api.example.com"' }),
-          allowInsecure: z.optional(z.boolean({ error: 'expected a boolean' })),
-          credentials: z.optional(z.enum(['send', 'omit'], { error: 'expected "send" or "omit"' })),
-        },
-        { error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown option' : 'expected an object { id, url }') },
-      ),
-      { error: 'expected a non-empty array of { id, url }' },
-    ).check(z.minLength(1, 'expected a non-empty array of { id, url }')),
+    origins: z
+      .array(
+        z.strictObject(
+          {
+            id: z
+              .string({ error: 'expected a non-empty string' })
+              .check(z.minLength(1, 'expected a non-empty string')),
+            url: z.string({ error: 'expected an absolute URL such as "https://api.example.com"' }),
+            allowInsecure: z.optional(z.boolean({ error: 'expected a boolean' })),
+            credentials: z.optional(z.enum(['send', 'omit'], { error: 'expected "send" or "omit"' })),
+          },
+          {
+            error: (issue) =>
+              issue.code === 'unrecognized_keys' ? 'unknown option' : 'expected an object { id, url }',
+          },
+        ),
+        { error: 'expected a non-empty array of { id, url }' },
+      )
+      .check(z.minLength(1, 'expected a non-empty array of { id, url }')),
     policy: z.optional(z.unknown()),
     transport: z.optional(withMethods('send')),
     clock: z.optional(withMethods('now', 'setTimeout', 'clearTimeout')),
@@ -40,7 +47,9 @@ const optionsSchema = z.strictObject(
     onEvent: z.optional(fn),
     random: z.optional(fn),
     generateIdempotencyKey: z.optional(fn),
-    inspect: z.optional(z.union([fn, z.looseObject({})], { error: 'expected an inspection observer or function' })),
+    inspect: z.optional(
+      z.union([fn, z.looseObject({})], { error: 'expected an inspection observer or function' }),
+    ),
   },
   { error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown option' : 'expected an object') },
 );
@@ -49,7 +58,10 @@ const optionsSchema = z.strictObject(
  * Checks every option of `createFailoverClient` and reports all bad fields at once, by path, in one
  * `PolicyError` (like the policy itself): `origins[1].url: expected an http(s) URL, got protocol "ftp:"`.
  */
-export function validateClientOptions(options: FailoverClientOptions): { origins: ResolvedOrigin[]; policy: Policy } {
+export function validateClientOptions(options: FailoverClientOptions): {
+  origins: ResolvedOrigin[];
+  policy: Policy;
+} {
   const parsed = optionsSchema.safeParse(options);
   const issues: PolicyIssue[] = parsed.success ? [] : toPolicyIssues(parsed.error.issues, '');
   // The URL rules run on every origin that has a string url, even when another field failed, so that one
@@ -71,8 +83,13 @@ export function validateClientOptions(options: FailoverClientOptions): { origins
 function resolveOrigins(origins: readonly unknown[], issues: PolicyIssue[]): ResolvedOrigin[] {
   const seen = new Set<unknown>();
   return origins.flatMap((origin, i) => {
-    const { id, url, allowInsecure, credentials } = (origin ?? {}) as Partial<Record<keyof OriginConfig, unknown>>;
-    const fail = (field: string, message: string) => (issues.push({ path: `origins[${i}].${field}`, message }), []);
+    const { id, url, allowInsecure, credentials } = (origin ?? {}) as Partial<
+      Record<keyof OriginConfig, unknown>
+    >;
+    const fail = (field: string, message: string) => (
+      issues.push({ path: `origins[${i}].${field}`, message }),
+      []
+    );
     if (typeof id === 'string' && seen.has(id)) fail('id', `duplicate origin id "${id}"`);
     seen.add(id);
     if (typeof url !== 'string') return [];

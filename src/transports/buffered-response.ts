@@ -4,9 +4,6 @@
  * attempt, so reading it later in app code cannot fail.
  */
 
-/** Statuses whose response has no body; the `Response` constructor refuses a body for them. */
-const NULL_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
-
 /** Whether `new Response(...)` accepts this status (it only takes 200 to 599). */
 export function isRepresentableStatus(status: number): boolean {
   return Number.isInteger(status) && status >= 200 && status <= 599;
@@ -19,6 +16,7 @@ export function bufferedResponse(
   headers: Headers,
   body: ArrayBuffer | Uint8Array<ArrayBuffer>,
 ): Response {
-  const hasNoBody = NULL_BODY_STATUSES.has(status) || method.toUpperCase() === 'HEAD';
+  // Statuses whose response has no body: the `Response` constructor refuses a body for them.
+  const hasNoBody = [101, 103, 204, 205, 304].includes(status) || method.toUpperCase() === 'HEAD';
   return new Response(hasNoBody ? null : body, { status, statusText, headers });
 }

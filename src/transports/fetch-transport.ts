@@ -1,4 +1,5 @@
 import type { Clock } from '../clock/clock.js';
+import { defaultRequestSent } from '../policy/classify-failure.js';
 import type { TransportResult } from '../policy/transport-result.js';
 import { bufferedResponse, isRepresentableStatus } from './buffered-response.js';
 import {
@@ -7,13 +8,10 @@ import {
   errorResult,
   findNetworkCause,
   hostOf,
-  isConnectCode,
-  isDnsCode,
-  isLostCode,
   isTlsCause,
-  type NetworkCause,
+  phaseOf,
 } from './network-error.js';
-import type { Transport, TransportRequest } from './transport.js';
+import type { Transport } from './transport.js';
 
 export interface FetchTransportOptions {
   /**
@@ -45,116 +43,93 @@ export interface FetchTransportOptions {
 export function fetchTransport(options: FetchTransportOptions = {}): Transport {
   return {
     name: 'fetch',
-    send: (request) => sendWithFetch(options, request),
-  };
-}
-
-async function sendWithFetch(
-  options: FetchTransportOptions,
-  request: TransportRequest,
-): Promise<TransportResult> {
-  const { signal } = request;
-  if (signal.aborted) return abortedResult();
-  const host = hostOf(request.url);
-  const fetchFn = options.fetch ?? globalThis.fetch;
-  if (typeof fetchFn !== 'function') {
-    return errorResult(
-      'unknown',
-      'no',
-      'fetch: no fetch function in this runtime; pass fetchTransport({ fetch })',
-    );
-  }
-  const method = request.method.toUpperCase();
-  if (request.body !== undefined && (method === 'GET' || method === 'HEAD')) {
-    return errorResult('unknown', 'no', `fetch: a ${method} request cannot have a body (to ${host})`);
-  }
-
-  const init: RequestInit = { method: request.method, headers: request.headers, signal };
-  if (request.body !== undefined) init.body = request.body as BodyInit;
-
-  let response: Response;
-  try {
-    // Called on globalThis: a browser's fetch throws "Illegal invocation" when called on another object.
-    response = await fetchFn.call(globalThis, request.url, init);
-  } catch (error) {
-    if (signal.aborted) return abortedResult();
-    return classifyFetchError(error, host);
-  }
-
-  let body: ArrayBuffer;
-  try {
-    body = await response.arrayBuffer();
-  } catch (error) {
-    if (signal.aborted) return abortedResult();
-    return classifyBodyError(error, host);
-  }
-
-  if (!isRepresentableStatus(response.status)) {
-    return errorResult(
-      'unknown',
-      'yes',
-      `fetch: ${host} answered with status ${response.status}, which a Response cannot hold`,
-    );
-  }
-  return {
-    kind: 'response',
-    response: bufferedResponse(method, response.status, response.statusText, response.headers, body),
+    send: async ({ url, method, headers, body, signal }) => {
+      if (signal.aborted) return abortedResult();
+      const host = hostOf(url);
+      const fetchFn = options.fetch ?? globalThis.fetch;
+      const upper = method.toUpperCase();
+      if (typeof fetchFn !== 'function') {
+        return errorResult(
+          'unknown',
+          'no',
+          'fetch: no fetch function in this runtime; pass fetchTransport({ fetch })',
+        );
+      }
+      if (body !== undefined && (upper === 'GET' || upper === 'HEAD')) {
+        return errorResult('unknown', 'no', `fetch: a ${upper} request cannot have a body (to ${host})`);
+      }
+      let response: Response | undefined;
+      let bytes: ArrayBuffer;
+      try {
+        // Called on globalThis: a browser's fetch throws "Illegal invocation" when called on another object.
+        // An undefined body is the same as none (WebIDL).
+        response = await fetchFn.call(globalThis, url, { method, headers, signal, body: body as BodyInit });
+        bytes = await response.arrayBuffer();
+      } catch (error) {
+        return signal.aborted ? abortedResult() : classifyError(error, host, response !== undefined);
+      }
+      const { status } = response;
+      return isRepresentableStatus(status)
+        ? {
+            kind: 'response',
+            response: bufferedResponse(upper, status, response.statusText, response.headers, bytes),
+          }
+        : errorResult(
+            'unknown',
+            'yes',
+            `fetch: ${host} answered with status ${status}, which a Response cannot hold`,
+          );
+    },
   };
 }
 
 /**
- * Where a fetch that rejected before any response headers failed. Each branch is what undici in
- * Node 20 was seen to report (see docs/transports.md, "fetchTransport on Node").
+ * Where a fetch failed. Before any response headers, each branch is what undici in Node 20 was seen
+ * to report (see docs/transports.md, "fetchTransport on Node"). While reading the body the headers
+ * had arrived, so the server got the request (`requestSent: 'yes'`).
  */
-function classifyFetchError(error: unknown, host: string): TransportResult {
+function classifyError(error: unknown, host: string, readingBody: boolean): TransportResult {
   const cause = findNetworkCause(error);
+  const code = cause?.code;
+  if (readingBody) {
+    return code === 'UND_ERR_BODY_TIMEOUT'
+      ? errorResult('response-timeout', 'yes', `${code} reading the response body from ${host}`, code)
+      : errorResult(
+          'connection-lost',
+          'yes',
+          `${code ?? describeOpaque(error)}: connection to ${host} lost while reading the response body`,
+          code,
+        );
+  }
   if (cause === undefined) {
     return errorResult('unknown', 'unknown', `fetch to ${host} failed: ${describeOpaque(error)}`);
   }
-  const { code } = cause;
-  if (isDnsCode(code)) return errorResult('dns', 'no', `${code} resolving ${hostnameOf(host)}`, code);
-  if (isConnectCode(code)) return errorResult('connect', 'no', `${code} connecting to ${host}`, code);
-  if (code === 'UND_ERR_CONNECT_TIMEOUT' || (code === 'ETIMEDOUT' && cause.syscall === 'connect')) {
-    return errorResult('connect-timeout', 'no', `${code} connecting to ${host}`, code);
-  }
-  if (isTlsCause(cause)) return errorResult('tls', 'no', `${code} in the TLS handshake with ${host}`, code);
+  const onConnect = cause.syscall === 'connect';
   // ECONNRESET is ambiguous: `connect ECONNRESET` (syscall 'connect') was reset before the request
   // was written; `read ECONNRESET` was seen both after the request and during a TLS handshake.
-  if (code === 'ECONNRESET' && cause.syscall === 'connect') {
-    return errorResult('connect', 'no', `${code} connecting to ${host}`, code);
-  }
-  if (code === 'UND_ERR_HEADERS_TIMEOUT') {
-    return errorResult('response-timeout', 'unknown', `${code} waiting for the response from ${host}`, code);
-  }
-  if (isLostCode(code)) {
-    return errorResult(
-      'connection-lost',
-      'unknown',
-      `${code}: connection to ${host} lost before a response`,
-      code,
-    );
-  }
-  return errorResult('unknown', 'unknown', `${code} from fetch to ${host}`, code);
-}
-
-/** A failure while reading the body: the headers arrived, so the server got the request. */
-function classifyBodyError(error: unknown, host: string): TransportResult {
-  const cause: NetworkCause | undefined = findNetworkCause(error);
-  const code = cause?.code;
-  const what = code ?? describeOpaque(error);
-  if (code === 'UND_ERR_BODY_TIMEOUT') {
-    return errorResult('response-timeout', 'yes', `${code} reading the response body from ${host}`, code);
-  }
+  const phase = isTlsCause(cause)
+    ? 'tls'
+    : code === 'UND_ERR_CONNECT_TIMEOUT' || (code === 'ETIMEDOUT' && onConnect)
+      ? 'connect-timeout'
+      : code === 'ECONNRESET' && onConnect
+        ? 'connect'
+        : code === 'UND_ERR_HEADERS_TIMEOUT'
+          ? 'response-timeout'
+          : (phaseOf(cause.code) ?? 'unknown');
   return errorResult(
-    'connection-lost',
-    'yes',
-    `${what}: connection to ${host} lost while reading the response body`,
+    phase,
+    defaultRequestSent(phase),
+    phase === 'dns'
+      ? `${code} resolving ${host.replace(/:\d+$/, '')}`
+      : phase === 'connect' || phase === 'connect-timeout'
+        ? `${code} connecting to ${host}`
+        : phase === 'tls'
+          ? `${code} in the TLS handshake with ${host}`
+          : phase === 'response-timeout'
+            ? `${code} waiting for the response from ${host}`
+            : phase === 'connection-lost'
+              ? `${code}: connection to ${host} lost before a response`
+              : `${code} from fetch to ${host}`,
     code,
   );
-}
-
-function hostnameOf(host: string): string {
-  const bracket = host.lastIndexOf(']');
-  const colon = host.lastIndexOf(':');
-  return colon > bracket ? host.slice(0, colon) : host;
 }

@@ -8,111 +8,77 @@ import type { TransportErrorPhase, TransportResult } from '../policy/transport-r
 
 type RequestSent = 'no' | 'yes' | 'unknown';
 
-/** The part of an error the transports read: never its message, which may hold a URL or a value. */
+/**
+ * An error that carries a string `code`, as undici and Node's net/tls report it. The transports read
+ * its code and syscall; its message, which may hold a URL or a value, only to recognise a few fixed
+ * Node/OpenSSL messages, and never copy it into a result.
+ */
 export interface NetworkCause {
   code: string;
-  syscall?: string;
-  /** Kept only to recognise a few fixed Node/OpenSSL messages; never copied into a result. */
-  message: string;
+  syscall?: unknown;
+  message?: unknown;
 }
 
-/** Host name resolution failed: nothing was sent. */
-const DNS_CODES: ReadonlySet<string> = new Set([
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EAI_NONAME',
-  'EAI_FAIL',
-  'EAI_NODATA',
-  'EAI_ADDRFAMILY',
-  'ENODATA',
-  'ESERVFAIL',
-]);
+/**
+ * The codes that name a phase without more context (docs/transports.md has the table). Host name
+ * resolution failed (nothing was sent): ENOTFOUND, EAI_AGAIN, EAI_NONAME, EAI_FAIL, EAI_NODATA,
+ * EAI_ADDRFAMILY, ENODATA, ESERVFAIL.
+ */
+const DNS_CODE = /^(ENOTFOUND|EAI_(AGAIN|NONAME|FAIL|NODATA|ADDRFAMILY)|ENODATA|ESERVFAIL)$/;
+/**
+ * The connection could not be made (nothing was sent): ECONNREFUSED, EHOSTUNREACH, ENETUNREACH,
+ * EHOSTDOWN, ENETDOWN, EADDRNOTAVAIL, EADDRINUSE.
+ */
+const CONNECT_CODE = /^(ECONNREFUSED|E(HOST|NET)(UNREACH|DOWN)|EADDR(NOTAVAIL|INUSE))$/;
+/**
+ * The connection broke after the request may have gone out: UND_ERR_SOCKET, UND_ERR_CLOSED,
+ * ECONNRESET, ECONNABORTED, EPIPE, ETIMEDOUT. (`ETIMEDOUT` and `ECONNRESET` mean `connect-timeout`
+ * and `connect` when their syscall is `connect`; the transports decide that.)
+ */
+const LOST_CODE = /^(UND_ERR_(SOCKET|CLOSED)|ECONN(RESET|ABORTED)|EPIPE|ETIMEDOUT)$/;
 
-/** The connection could not be made: nothing was sent. */
-const CONNECT_CODES: ReadonlySet<string> = new Set([
-  'ECONNREFUSED',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EADDRNOTAVAIL',
-  'ENETDOWN',
-  'EHOSTDOWN',
-  'EADDRINUSE',
-]);
-
-/** The connection broke after the request may have gone out. */
-const LOST_CODES: ReadonlySet<string> = new Set([
-  'UND_ERR_SOCKET',
-  'UND_ERR_CLOSED',
-  'ECONNRESET',
-  'EPIPE',
-  'ECONNABORTED',
-  'ETIMEDOUT',
-]);
-
-/** OpenSSL certificate-verification codes as Node reports them (besides the prefixed ones below). */
-const TLS_CODES: ReadonlySet<string> = new Set([
-  'DEPTH_ZERO_SELF_SIGNED_CERT',
-  'SELF_SIGNED_CERT_IN_CHAIN',
-  'INVALID_CA',
-  'PATH_LENGTH_EXCEEDED',
-  'INVALID_PURPOSE',
-  'HOSTNAME_MISMATCH',
-  'OUT_OF_MEM',
-]);
-
-const TLS_CODE_PREFIXES = ['ERR_TLS_', 'ERR_SSL_', 'CERT_', 'CRL_', 'UNABLE_TO_', 'ERROR_IN_'] as const;
-
-/** Node's message when the peer closes the socket during the TLS handshake (code ECONNRESET). */
-const TLS_DISCONNECT_MESSAGE = 'before secure TLS connection was established';
+/** The phase `code` names by itself, if any. */
+export function phaseOf(code: string): TransportErrorPhase | undefined {
+  return DNS_CODE.test(code)
+    ? 'dns'
+    : CONNECT_CODE.test(code)
+      ? 'connect'
+      : LOST_CODE.test(code)
+        ? 'connection-lost'
+        : undefined;
+}
 
 export function isDnsCode(code: string): boolean {
-  return DNS_CODES.has(code);
+  return DNS_CODE.test(code);
 }
 
-export function isConnectCode(code: string): boolean {
-  return CONNECT_CODES.has(code);
-}
-
-export function isTlsCause(cause: NetworkCause): boolean {
-  const { code, message } = cause;
-  if (TLS_CODES.has(code) || TLS_CODE_PREFIXES.some((prefix) => code.startsWith(prefix))) return true;
-  if (code === 'EPROTO') return /ssl|tls/i.test(message);
-  return code === 'ECONNRESET' && message.includes(TLS_DISCONNECT_MESSAGE);
-}
-
-export function isLostCode(code: string): boolean {
-  return LOST_CODES.has(code);
+/**
+ * A TLS failure: an OpenSSL certificate-verification code as Node reports it (prefixed ones such as
+ * `CERT_HAS_EXPIRED`, `DEPTH_ZERO_SELF_SIGNED_CERT`, `HOSTNAME_MISMATCH`...), a TLS/SSL code, `EPROTO`
+ * with an SSL message, or Node's ECONNRESET when the peer closes the socket during the TLS handshake.
+ */
+export function isTlsCause({ code, message }: NetworkCause): boolean {
+  return (
+    /^(ERR_(TLS|SSL)_|CERT_|CRL_|UNABLE_TO_|ERROR_IN_|(INVALID_(CA|PURPOSE)|PATH_LENGTH_EXCEEDED|HOSTNAME_MISMATCH|OUT_OF_MEM)$)|SELF_SIGNED_CERT/.test(
+      code,
+    ) ||
+    (code === 'EPROTO' && /ssl|tls/i.test(String(message))) ||
+    (code === 'ECONNRESET' && String(message).includes('before secure TLS connection was established'))
+  );
 }
 
 /**
  * The first error in `error`, `error.cause`, `error.cause.cause`... (and the first of an
  * AggregateError's `errors`) that carries a string `code`, as undici and Node's net/tls report it.
  */
-export function findNetworkCause(error: unknown): NetworkCause | undefined {
-  let current: unknown = error;
-  for (let depth = 0; depth < 8 && typeof current === 'object' && current !== null; depth++) {
-    const candidate = current as {
-      code?: unknown;
-      syscall?: unknown;
-      message?: unknown;
-      errors?: unknown;
-      cause?: unknown;
-    };
-    if (typeof candidate.code === 'string' && candidate.code !== '') {
-      const cause: NetworkCause = {
-        code: candidate.code,
-        message: typeof candidate.message === 'string' ? candidate.message : '',
-      };
-      if (typeof candidate.syscall === 'string') cause.syscall = candidate.syscall;
-      return cause;
-    }
-    if (Array.isArray(candidate.errors) && candidate.errors.length > 0) {
-      const inner = findNetworkCause(candidate.errors[0]);
-      if (inner !== undefined) return inner;
-    }
-    current = candidate.cause;
-  }
-  return undefined;
+export function findNetworkCause(error: unknown, depth = 0): NetworkCause | undefined {
+  if (depth > 7 || typeof error !== 'object' || error === null) return undefined;
+  const { code, errors, cause } = error as { code?: unknown; errors?: unknown; cause?: unknown };
+  if (typeof code === 'string' && code !== '') return error as NetworkCause;
+  return (
+    (Array.isArray(errors) ? findNetworkCause(errors[0], depth + 1) : undefined) ??
+    findNetworkCause(cause, depth + 1)
+  );
 }
 
 /** `host[:port]` of a URL, or a placeholder: a message never carries the path's query string (rule 9). */
@@ -125,16 +91,11 @@ export function hostOf(url: string): string {
 }
 
 /** Messages of opaque errors that are safe to repeat: they hold no URL and no value. */
-const SAFE_OPAQUE_MESSAGES: ReadonlySet<string> = new Set([
-  'fetch failed',
-  'terminated',
-  'bad port',
-  'Failed to fetch',
-  'Load failed',
-  'NetworkError when attempting to fetch resource.',
-  'Network request failed',
-  'Network Error',
-]);
+const SAFE_OPAQUE_MESSAGES: ReadonlySet<string> = new Set(
+  'fetch failed|terminated|bad port|Failed to fetch|Load failed|NetworkError when attempting to fetch resource.|Network request failed|Network Error'.split(
+    '|',
+  ),
+);
 
 /**
  * Describes an error that has no recognisable code. Its own message is repeated only when it is one
@@ -142,9 +103,8 @@ const SAFE_OPAQUE_MESSAGES: ReadonlySet<string> = new Set([
  * header value.
  */
 export function describeOpaque(error: unknown): string {
-  const name = error instanceof Error ? error.name : typeof error;
-  const message = error instanceof Error ? error.message : '';
-  return SAFE_OPAQUE_MESSAGES.has(message) ? `${name}: ${message}` : name;
+  if (!(error instanceof Error)) return typeof error;
+  return SAFE_OPAQUE_MESSAGES.has(error.message) ? `${error.name}: ${error.message}` : error.name;
 }
 
 export function errorResult(
@@ -153,12 +113,10 @@ export function errorResult(
   message: string,
   code?: string,
 ): TransportResult {
-  return code === undefined
-    ? { kind: 'error', phase, requestSent, message }
-    : { kind: 'error', phase, requestSent, message, code };
+  return { kind: 'error', phase, requestSent, message, ...(code === undefined ? {} : { code }) };
 }
 
 /** What a transport resolves with once `request.signal` fired: the engine has moved on and ignores it. */
 export function abortedResult(): TransportResult {
-  return { kind: 'error', phase: 'unknown', requestSent: 'unknown', message: 'aborted' };
+  return errorResult('unknown', 'unknown', 'aborted');
 }

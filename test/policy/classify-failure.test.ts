@@ -141,8 +141,26 @@ describe('classifyResult', () => {
       'connection-lost',
       'unknown',
     ];
-    expect(Object.keys(failureClassOfPhase).sort()).toEqual([...phases].sort());
-    expect(Object.keys(defaultRequestSent).sort()).toEqual([...phases].sort());
+    expect(phases.map(failureClassOfPhase)).toEqual([
+      'offline',
+      'dns',
+      'connect',
+      'connect-timeout',
+      'tls',
+      'response-timeout',
+      'connection-lost',
+      'unexpected',
+    ]);
+    expect(phases.map(defaultRequestSent)).toEqual([
+      'no',
+      'no',
+      'no',
+      'no',
+      'no',
+      'unknown',
+      'unknown',
+      'unknown',
+    ]);
   });
 });
 

@@ -265,10 +265,7 @@ describe('definePolicy', () => {
     it.each<[unknown, string]>([
       [{ backof: {} }, 'policy.backof: unknown option'],
       [{ budgetms: 1000 }, 'policy.budgetms: unknown option (did you mean policy.budgetMs?)'],
-      [
-        { backoff: { intialMs: 10 } },
-        'policy.backoff.intialMs: unknown option',
-      ],
+      [{ backoff: { intialMs: 10 } }, 'policy.backoff.intialMs: unknown option'],
       [{ maxAttempts: 5 }, 'policy.maxAttempts: unknown option (did you mean policy.attempts.max?)'],
       [{ retries: 5 }, 'policy.retries: unknown option (did you mean policy.attempts.max?)'],
       [{ timeout: 5 }, 'policy.timeout: unknown option (did you mean policy.timeouts.attemptMs?)'],

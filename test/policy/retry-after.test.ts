@@ -106,6 +106,10 @@ describe('parseRetryAfter', () => {
       expect(parseRetryAfter(`Tuesday, 01-Jan-${year} 00:00:00 GMT`, in2030)).toBe(expected - in2030);
     });
 
+    it('reads a year exactly 50 years ahead as in the future, also across a century', () => {
+      expect(parseRetryAfter('Saturday, 01-Jan-44 00:00:00 GMT', now)).toBe(Date.UTC(2044, 0, 1) - now);
+    });
+
     it('reads a year more than 50 years ahead as the one a century before (and so in the past)', () => {
       expect(parseRetryAfter('Wednesday, 01-Jan-81 00:00:00 GMT', in2030)).toBeUndefined();
     });
