@@ -7,7 +7,8 @@ export default defineConfig({
   resolve: {
     // Lets tests import the package by its public names, as users do (e.g. the README example).
     alias: [
-      { find: /^failwise$/, replacement: src('index.ts') },
+      // Tests run in Node, so `failwise` resolves as the package's `node` condition does.
+      { find: /^failwise$/, replacement: src('index.node.ts') },
       { find: /^failwise\/(machines|node|browser)$/, replacement: src('$1.ts') },
     ],
   },

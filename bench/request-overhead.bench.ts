@@ -6,7 +6,7 @@
  */
 import { Bench } from 'tinybench';
 import { ConsecutiveBreaker, circuitBreaker, handleAll, retry, wrap } from 'cockatiel';
-import { createFailoverClient, type Clock, type Transport } from '../src/index.js';
+import { createFailoverClient, type Clock, type Transport } from '../src/index.node.js';
 
 // A clock whose 0 ms timers run as microtasks; longer timers never fire (they are always cleared first).
 const microClock: Clock = {

@@ -10,7 +10,7 @@ import {
   type DecisionEvent,
   type FailoverRequest,
   type Outcome,
-} from '../src/index.js';
+} from '../src/index.node.js';
 import { nodeHttpTransport } from '../src/node.js';
 
 type Fault =

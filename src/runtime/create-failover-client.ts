@@ -64,10 +64,23 @@ interface InFlight {
  * Creates a client that runs every request through the request machine. Throws `PolicyError`
  * synchronously, naming every bad option by path.
  */
-export function createFailoverClient(options: FailoverClientOptions): FailoverClient {
+export const createFailoverClient = /* @__PURE__ */ createClientFactory((clock) => fetchTransport({ clock }));
+
+/**
+ * `createFailoverClient` with its default transport: each package entry binds its own (the Node entry
+ * passes a fetch transport that reads undici's error codes; browsers do not ship that code).
+ */
+export function createClientFactory(defaultTransport: (clock: Clock) => Transport) {
+  return (options: FailoverClientOptions): FailoverClient => createClient(options, defaultTransport);
+}
+
+function createClient(
+  options: FailoverClientOptions,
+  defaultTransport: (clock: Clock) => Transport,
+): FailoverClient {
   const { origins, policy } = validateClientOptions(options);
   const clock: Clock = options.clock ?? systemClock;
-  const transport: Transport = options.transport ?? fetchTransport({ clock });
+  const transport: Transport = options.transport ?? defaultTransport(clock);
   const auth = options.auth ? createAuthCoordinator(options.auth) : undefined;
   const random = options.random ?? Math.random;
   const generateKey = options.generateIdempotencyKey ?? (() => globalThis.crypto.randomUUID());

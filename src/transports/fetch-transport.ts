@@ -1,16 +1,7 @@
 import type { Clock } from '../clock/clock.js';
-import { defaultRequestSent } from '../policy/classify-failure.js';
 import type { TransportResult } from '../policy/transport-result.js';
 import { bufferedResponse, isRepresentableStatus } from './buffered-response.js';
-import {
-  abortedResult,
-  describeOpaque,
-  errorResult,
-  findNetworkCause,
-  hostOf,
-  isTlsCause,
-  phaseOf,
-} from './network-error.js';
+import { abortedResult, describeOpaque, errorResult, hostOf } from './network-error.js';
 import type { Transport } from './transport.js';
 
 export interface FetchTransportOptions {
@@ -24,6 +15,12 @@ export interface FetchTransportOptions {
    * own (the engine's attempt timeout aborts `request.signal`), so it does not read the clock today.
    */
   clock?: Clock;
+  /**
+   * Turns a rejected fetch (or body read) into a result. The `failwise` entry for Node passes one that
+   * reads undici's `cause.code` (src/transports/undici-fetch-errors.ts); elsewhere errors are opaque.
+   * @default explainOpaqueFetchError
+   */
+  explainError?: (error: unknown, host: string, readingBody: boolean) => TransportResult;
 }
 
 /**
@@ -47,6 +44,7 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
       if (signal.aborted) return abortedResult();
       const host = hostOf(url);
       const fetchFn = options.fetch ?? globalThis.fetch;
+      const explainError = options.explainError ?? explainOpaqueFetchError;
       const upper = method.toUpperCase();
       if (typeof fetchFn !== 'function') {
         return errorResult(
@@ -66,7 +64,7 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
         response = await fetchFn.call(globalThis, url, { method, headers, signal, body: body as BodyInit });
         bytes = await response.arrayBuffer();
       } catch (error) {
-        return signal.aborted ? abortedResult() : classifyError(error, host, response !== undefined);
+        return signal.aborted ? abortedResult() : explainError(error, host, response !== undefined);
       }
       const { status } = response;
       return isRepresentableStatus(status)
@@ -88,48 +86,19 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
  * to report (see docs/transports.md, "fetchTransport on Node"). While reading the body the headers
  * had arrived, so the server got the request (`requestSent: 'yes'`).
  */
-function classifyError(error: unknown, host: string, readingBody: boolean): TransportResult {
-  const cause = findNetworkCause(error);
-  const code = cause?.code;
-  if (readingBody) {
-    return code === 'UND_ERR_BODY_TIMEOUT'
-      ? errorResult('response-timeout', 'yes', `${code} reading the response body from ${host}`, code)
-      : errorResult(
-          'connection-lost',
-          'yes',
-          `${code ?? describeOpaque(error)}: connection to ${host} lost while reading the response body`,
-          code,
-        );
-  }
-  if (cause === undefined) {
-    return errorResult('unknown', 'unknown', `fetch to ${host} failed: ${describeOpaque(error)}`);
-  }
-  const onConnect = cause.syscall === 'connect';
-  // ECONNRESET is ambiguous: `connect ECONNRESET` (syscall 'connect') was reset before the request
-  // was written; `read ECONNRESET` was seen both after the request and during a TLS handshake.
-  const phase = isTlsCause(cause)
-    ? 'tls'
-    : code === 'UND_ERR_CONNECT_TIMEOUT' || (code === 'ETIMEDOUT' && onConnect)
-      ? 'connect-timeout'
-      : code === 'ECONNRESET' && onConnect
-        ? 'connect'
-        : code === 'UND_ERR_HEADERS_TIMEOUT'
-          ? 'response-timeout'
-          : (phaseOf(cause.code) ?? 'unknown');
-  return errorResult(
-    phase,
-    defaultRequestSent(phase),
-    phase === 'dns'
-      ? `${code} resolving ${host.replace(/:\d+$/, '')}`
-      : phase === 'connect' || phase === 'connect-timeout'
-        ? `${code} connecting to ${host}`
-        : phase === 'tls'
-          ? `${code} in the TLS handshake with ${host}`
-          : phase === 'response-timeout'
-            ? `${code} waiting for the response from ${host}`
-            : phase === 'connection-lost'
-              ? `${code}: connection to ${host} lost before a response`
-              : `${code} from fetch to ${host}`,
-    code,
-  );
+
+/**
+ * What a fetch failure means when the runtime tells nothing more, as browsers and React Native do (an
+ * opaque `TypeError: Failed to fetch` for DNS, refusal, CORS and a cut connection alike): the request may
+ * have been sent, so a write is treated as possibly applied (CONTRACT). A failure while reading the body
+ * comes after the server answered: `connection-lost`, sent `yes`.
+ */
+export function explainOpaqueFetchError(error: unknown, host: string, readingBody: boolean): TransportResult {
+  return readingBody
+    ? errorResult(
+        'connection-lost',
+        'yes',
+        `${describeOpaque(error)}: connection to ${host} lost while reading the response body`,
+      )
+    : errorResult('unknown', 'unknown', `fetch to ${host} failed: ${describeOpaque(error)}`);
 }

@@ -5,7 +5,8 @@
  * resolver) and undici's connect timeout (fixed at 10 s without a dispatcher).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { fetchTransport } from '../../src/transports/fetch-transport.js';
+import { undiciFetchTransport as fetchTransport } from '../../src/transports/undici-fetch-errors.js';
+import { fetchTransport as universalFetchTransport } from '../../src/transports/fetch-transport.js';
 import {
   closedPort,
   selfSignedCert,
@@ -281,17 +282,34 @@ describe('fetchTransport', { timeout: 5_000 }, () => {
     ['Firefox', 'NetworkError when attempting to fetch resource.'],
     ['React Native', 'Network request failed'],
   ])('reports the opaque %s TypeError as phase unknown with requestSent unknown', async (_browser, text) => {
-    const result = expectError(
-      await fetchTransport({ fetch: fakeFetch(new TypeError(text)) }).send(
-        attempt('https://api.example.com/v1/orders'),
-      ),
-    );
-    expect(result).toEqual({
-      kind: 'error',
-      phase: 'unknown',
-      requestSent: 'unknown',
-      message: `fetch to api.example.com failed: TypeError: ${text}`,
+    // The same from the universal transport (what browsers get) and from Node's undici-aware one.
+    for (const transport of [universalFetchTransport, fetchTransport]) {
+      const result = expectError(
+        await transport({ fetch: fakeFetch(new TypeError(text)) }).send(
+          attempt('https://api.example.com/v1/orders'),
+        ),
+      );
+      expect(result).toEqual({
+        kind: 'error',
+        phase: 'unknown',
+        requestSent: 'unknown',
+        message: `fetch to api.example.com failed: TypeError: ${text}`,
+      });
+    }
+  });
+
+  it('in the universal transport, treats even a coded undici error as opaque (browsers never see codes)', async () => {
+    const refused = Object.assign(new TypeError('fetch failed'), {
+      cause: Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED', syscall: 'connect' }),
     });
+    const result = expectError(
+      await universalFetchTransport({ fetch: fakeFetch(refused) }).send(attempt('https://api.example.com/')),
+    );
+    expect(result).toMatchObject({ phase: 'unknown', requestSent: 'unknown' });
+    const node = expectError(
+      await fetchTransport({ fetch: fakeFetch(refused) }).send(attempt('https://api.example.com/')),
+    );
+    expect(node).toMatchObject({ phase: 'connect', requestSent: 'no' });
   });
 
   it('calls the global fetch found at send time, on globalThis', async () => {
