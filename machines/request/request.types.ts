@@ -31,7 +31,7 @@ export interface RequestMachineInput {
   /** Durable work is deferred to the outbox where interactive work would fail. */
   deferrable: boolean;
   /** Randomness for jitter; injected so tests are repeatable. Default `Math.random`. */
-  random?: () => number;
+  random?: (() => number) | undefined;
 }
 
 /** What the `transport` actor gets for one attempt. */

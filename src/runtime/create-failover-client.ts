@@ -8,7 +8,6 @@ import type { TransportResult } from '../policy/transport-result.js';
 import type {
   AttemptInput,
   RequestMachineEmitted,
-  RequestMachineOutput,
 } from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
@@ -79,14 +78,14 @@ function createClient(
   defaultTransport: (clock: Clock) => Transport,
 ): FailoverClient {
   const { origins, policy } = validateClientOptions(options);
+  const { reconcile, onEvent } = options;
   const clock: Clock = options.clock ?? systemClock;
   const transport: Transport = options.transport ?? defaultTransport(clock);
-  const auth = options.auth ? createAuthCoordinator(options.auth) : undefined;
-  const random = options.random ?? Math.random;
+  const auth = options.auth && createAuthCoordinator(options.auth);
   const generateKey = options.generateIdempotencyKey ?? (() => globalThis.crypto.randomUUID());
   const originsById = new Map(origins.map((origin) => [origin.id, origin]));
   const inFlight = new Map<string, InFlight>();
-  let nextRequestNumber = 0;
+  let requests = 0;
   let closed = false;
 
   const originOf = (id: string): ResolvedOrigin => {
@@ -94,47 +93,33 @@ function createClient(
     if (!origin) throw new FailwiseError(`failwise: the machine chose an unknown origin "${id}"`);
     return origin;
   };
+  const stamp = <T extends object>(value: T) => ({ ...value, at: clock.now() });
 
   const driver = createRequestDriver(
     {
-      attempt: (input, signal) => runAttempt(input, signal),
-      ...(auth && {
-        refreshAuth: async (input) => (await auth.refresh(input.authGeneration), { at: clock.now() }),
-      }),
-      ...(options.reconcile && {
-        reconcile: async (input) => {
-          const entry = inFlight.get(input.requestId)!;
-          const origin = originOf(input.failure.origin);
-          const result = await options.reconcile!({
-            request: {
-              requestId: input.requestId,
-              method: entry.prepared.method,
-              url: origin.base + entry.prepared.path,
-              origin: origin.id,
-              headers: { ...entry.prepared.headers },
-              body: entry.prepared.body,
-              idempotencyKey: entry.prepared.idempotencyKey,
-            },
-            failure: input.failure,
-            attempts: input.attempts,
-          });
-          return { ...result, at: clock.now() };
-        },
-      }),
+      transport: runAttempt,
+      refreshAuth: auth && (async ({ authGeneration }) => (await auth.refresh(authGeneration), stamp({}))),
+      reconcile:
+        reconcile &&
+        (async ({ requestId, failure, attempts }) => {
+          const { prepared } = inFlight.get(requestId)!;
+          const origin = originOf(failure.origin);
+          const request = { ...prepared, requestId, url: origin.base + prepared.path, origin: origin.id };
+          return stamp(await reconcile({ request, failure, attempts }));
+        }),
     },
-    { clock, ...(options.inspect === undefined ? {} : { inspect: options.inspect }) },
+    { clock, inspect: options.inspect },
   );
 
   async function runAttempt(input: AttemptInput, signal: AbortSignal) {
-    const entry = inFlight.get(input.requestId)!;
+    const { prepared } = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
-    const headers: Record<string, string> = { ...entry.prepared.headers };
+    const headers: Record<string, string> = { ...prepared.headers };
+    let authGeneration: number | undefined;
     if (origin.credentials === 'omit') {
       // Credentials the app put on the request itself must not reach an origin that may not have them either.
       for (const name of CREDENTIAL_HEADERS) delete headers[name];
-    }
-    let authGeneration: number | undefined;
-    if (auth && origin.credentials === 'send') {
+    } else if (auth) {
       try {
         const credentials = await auth.headers(origin.id);
         authGeneration = credentials.generation;
@@ -146,58 +131,60 @@ function createClient(
           requestSent: 'no',
           message: 'auth.headers() threw; nothing was sent',
         };
-        return { ...result, at: clock.now() };
+        return stamp(result);
       }
     }
-    if (input.idempotencyKey !== undefined)
-      headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
-    if (policy.attemptHeader !== false) {
+    if (input.idempotencyKey !== undefined) headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
+    if (policy.attemptHeader) {
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
     const result = await transport.send({
-      url: origin.base + entry.prepared.path,
-      method: entry.prepared.method,
+      url: origin.base + prepared.path,
+      method: prepared.method,
       headers,
-      body: entry.prepared.body,
+      body: prepared.body,
       signal,
       connectTimeoutMs: Math.min(policy.timeouts.connectMs, input.timeoutMs),
       attemptsLeft: input.attemptsLeft,
     });
-    return { ...result, at: clock.now(), authGeneration };
-  }
-
-  function emit(event: DecisionEvent) {
-    if (!options.onEvent) return;
-    try {
-      options.onEvent(redactEvent(event));
-    } catch {
-      // An observer's bug must not change what happens to a request.
-    }
+    return { ...stamp(result), authGeneration };
   }
 
   async function request(request: FailoverRequest, extraFields?: ReadonlySet<string>): Promise<Outcome> {
-    if (closed)
-      throw new FailwiseError('failwise: this client is closed; create a new one with createFailoverClient');
+    if (closed) throw new FailwiseError('failwise: this client is closed; create a new one with createFailoverClient');
     const prepared = prepareRequest(request, generateKey, extraFields);
-    const requestId = `r${++nextRequestNumber}`;
+    const requestId = `r${++requests}`;
     const startedAt = clock.now();
-    const firstOrigin = origins[0]!;
-    const base = { requestId, method: prepared.method, path: prepared.path };
-    const describe = (originId: string | undefined, attempt: number) => {
-      const origin = originId === undefined ? undefined : originsById.get(originId);
-      return {
-        ...base,
-        origin: origin?.id ?? '',
-        host: origin?.host ?? '',
-        attempt,
-        elapsedMs: clock.now() - startedAt,
-      };
+    const entry: InFlight = { prepared };
+    // Decision events: redacted by an allow-list; an observer that throws cannot change the request.
+    const emit = (
+      type: DecisionEvent['type'],
+      originId: string | undefined,
+      attempt: number,
+      details: Partial<DecisionEvent> = {},
+    ) => {
+      const origin = originsById.get(originId ?? '');
+      try {
+        onEvent?.(
+          redactEvent({
+            ...details,
+            type,
+            requestId,
+            method: prepared.method,
+            path: prepared.path,
+            origin: origin?.id ?? '',
+            host: origin?.host ?? '',
+            attempt,
+            elapsedMs: clock.now() - startedAt,
+          }),
+        );
+      } catch {
+        // ignored: see above
+      }
     };
     const onEmitted = (event: RequestMachineEmitted) => {
       const failure = event.type === 'attempt-started' ? undefined : event.failure;
-      emit({
-        ...describe(event.origin, event.attempt),
-        type: event.type,
+      emit(event.type, event.origin, event.attempt, {
         failureClass: failure?.class,
         requestSent: failure?.requestSent,
         status: failure?.status,
@@ -206,52 +193,39 @@ function createClient(
       });
     };
 
-    const finish = (output: RequestMachineOutput): Outcome => {
-      const elapsedMs = clock.now() - startedAt;
-      const common = describe(output.origin, output.attempts);
-      if (output.status === 'succeeded') {
-        emit({ type: 'succeeded', ...common });
-        return { ...output, elapsedMs };
-      }
-      if (output.status === 'deferred') {
-        // Only durable work defers, and durable work needs the outbox (not in this version).
-        throw new FailwiseError('failwise: a request was deferred without an outbox');
-      }
-      emit({ type: 'failed', ...common, reason: output.reason, failureClass: output.failure?.class });
-      return { ...output, elapsedMs };
-    };
-
-    const entry: InFlight = { prepared };
     inFlight.set(requestId, entry);
+    const { signal } = prepared;
+    const cancel = () => entry.running?.cancel();
     try {
-      const running = driver.run(
+      entry.running = driver.run(
         {
           requestId,
           method: prepared.method,
-          origins: [firstOrigin.id],
+          origins: [origins[0]!.id],
           write: prepared.write,
           idempotencyKey: prepared.idempotencyKey,
           policy,
           budgetMs: prepared.deadlineMs ?? policy.budgetMs,
           startedAt,
-          canRefreshAuth: auth !== undefined,
-          canReconcile: options.reconcile !== undefined,
+          canRefreshAuth: !!auth,
+          canReconcile: !!reconcile,
           deferrable: false,
-          random,
+          random: options.random,
         },
         onEmitted,
       );
-      entry.running = running;
-      const signal = prepared.signal;
-      const onAbort = () => running.cancel();
-      if (signal?.aborted) running.cancel();
-      else signal?.addEventListener('abort', onAbort, { once: true });
-      try {
-        return finish(await running.done);
-      } finally {
-        signal?.removeEventListener('abort', onAbort);
-      }
+      if (signal?.aborted) cancel();
+      signal?.addEventListener('abort', cancel, { once: true });
+      const output = await entry.running.done;
+      // Only durable work defers, and durable work needs the outbox (not in this version).
+      if (output.status === 'deferred') throw new FailwiseError('failwise: a request was deferred without an outbox');
+      emit(output.status, output.origin, output.attempts, {
+        reason: output.status === 'failed' ? output.reason : undefined,
+        failureClass: output.status === 'failed' ? output.failure?.class : undefined,
+      });
+      return { ...output, elapsedMs: clock.now() - startedAt };
     } finally {
+      signal?.removeEventListener('abort', cancel);
       inFlight.delete(requestId);
     }
   }
@@ -269,7 +243,7 @@ function createClient(
       closed = true;
       const pending = [...inFlight.values()];
       for (const entry of pending) entry.running?.cancel();
-      await Promise.allSettled(pending.flatMap((entry) => (entry.running ? [entry.running.done] : [])));
+      await Promise.allSettled(pending.map((entry) => entry.running?.done));
       await transport.close?.();
     },
   };

@@ -17,10 +17,10 @@ import type { Clock } from '../clock/clock.js';
 
 /** The effects a request needs, as plain async functions: the driver turns them into machine actors. */
 export interface RequestEffects {
-  attempt(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput>;
-  chooseOrigin?(input: ChooseOriginInput, signal: AbortSignal): Promise<ChooseOriginOutput>;
-  refreshAuth?(input: RefreshAuthInput, signal: AbortSignal): Promise<RefreshAuthOutput>;
-  reconcile?(input: ReconcileInput, signal: AbortSignal): Promise<ReconcileOutput>;
+  transport(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput>;
+  chooseOrigin?: ((input: ChooseOriginInput, signal: AbortSignal) => Promise<ChooseOriginOutput>) | undefined;
+  refreshAuth?: ((input: RefreshAuthInput, signal: AbortSignal) => Promise<RefreshAuthOutput>) | undefined;
+  reconcile?: ((input: ReconcileInput, signal: AbortSignal) => Promise<ReconcileOutput>) | undefined;
 }
 
 export interface RunningRequest {
@@ -40,38 +40,19 @@ export interface RequestDriver {
  */
 export function createRequestDriver(
   effects: RequestEffects,
-  options: { clock: Clock; inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) },
+  options: { clock: Clock; inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined },
 ): RequestDriver {
-  const machine = requestMachine.provide({
-    actors: {
-      transport: fromPromise<AttemptOutput, AttemptInput>(({ input, signal }) =>
-        effects.attempt(input, signal),
-      ),
-      ...(effects.chooseOrigin && {
-        chooseOrigin: fromPromise<ChooseOriginOutput, ChooseOriginInput>(({ input, signal }) =>
-          effects.chooseOrigin!(input, signal),
-        ),
-      }),
-      ...(effects.refreshAuth && {
-        refreshAuth: fromPromise<RefreshAuthOutput, RefreshAuthInput>(({ input, signal }) =>
-          effects.refreshAuth!(input, signal),
-        ),
-      }),
-      ...(effects.reconcile && {
-        reconcile: fromPromise<ReconcileOutput, ReconcileInput>(({ input, signal }) =>
-          effects.reconcile!(input, signal),
-        ),
-      }),
-    },
-  });
+  // Each effect becomes the promise actor of the same name; an effect left out keeps the machine's default.
+  const actors: Record<string, unknown> = {};
+  for (const [name, effect] of Object.entries(effects) as [string, RequestEffects['transport'] | undefined][]) {
+    if (effect) actors[name] = fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) => effect(input, signal));
+  }
+  const machine = requestMachine.provide({ actors } as Parameters<typeof requestMachine.provide>[0]);
 
   return {
     run(input, onEmitted) {
-      const actor = createActor(machine, {
-        input,
-        clock: options.clock,
-        ...(options.inspect === undefined ? {} : { inspect: options.inspect }),
-      });
+      // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
+      const actor = createActor(machine, { input, clock: options.clock, inspect: options.inspect! });
       const done = new Promise<RequestMachineOutput>((resolve, reject) => {
         actor.subscribe({
           complete: () => {
