@@ -86,7 +86,7 @@ export const requestMachine = setup({
   initial: 'active',
   states: {
     active: {
-      description: 'The request is in progress; its budget timer bounds every state inside.',
+      description: 'In progress; the budget timer bounds every state inside.',
       initial: 'choosingOrigin',
       after: {
         requestBudget: {
@@ -99,8 +99,7 @@ export const requestMachine = setup({
       },
       states: {
         choosingOrigin: {
-          description:
-            'Asks which origin the next attempt goes to; a write that may have reached an origin stays there.',
+          description: 'Picks the origin of the next attempt; a write that may have reached one stays there.',
           invoke: {
             id: 'chooseOrigin',
             src: 'chooseOrigin',
@@ -124,8 +123,7 @@ export const requestMachine = setup({
           },
         },
         attempting: {
-          description:
-            'One attempt in flight on the chosen origin, bounded by the attempt timeout; leaving aborts it.',
+          description: 'One attempt in flight, bounded by the attempt timeout; leaving aborts it.',
           entry: ['startAttempt', 'announceAttempt'],
           invoke: {
             id: 'transport',
@@ -163,7 +161,7 @@ export const requestMachine = setup({
         },
         evaluating: {
           description:
-            'Decides from the last attempt: done, refresh auth, reconcile, retry after a wait, defer or fail.',
+            'Decides from the last attempt: done, refresh, reconcile, retry after a wait, or give up.',
           always: [
             { guard: 'isSuccess', target: '#request.succeeded' },
             { guard: and(['isUnauthorized', 'canRefreshAuth']), target: 'refreshingAuth' },
@@ -179,21 +177,20 @@ export const requestMachine = setup({
           ],
         },
         givingUp: {
-          description:
-            'Ends without success: durable work whose failure can wait is deferred to the outbox; the rest fails.',
+          description: 'Defers durable work that time can mend; fails the rest.',
           always: [
             { guard: and(['isDeferrable', 'canWaitInOutbox']), target: '#request.deferred' },
             { target: '#request.failed' },
           ],
         },
         backingOff: {
-          description: 'Waits the planned backoff (at least the Retry-After) before the next attempt.',
+          description: 'Waits the backoff (at least the Retry-After) before the next attempt.',
           entry: ['startBackoff', 'announceRetry'],
           after: { backoffDelay: { target: 'choosingOrigin', actions: 'finishBackoff' } },
         },
         refreshingAuth: {
           description:
-            'A 401: refreshes credentials once (shared by concurrent requests), then one more attempt.',
+            'After a 401: one credential refresh, shared by concurrent requests, then one more attempt.',
           invoke: {
             id: 'refreshAuth',
             src: 'refreshAuth',
@@ -213,8 +210,7 @@ export const requestMachine = setup({
           },
         },
         reconciling: {
-          description:
-            'A write whose outcome is unknown and that has no idempotency key: asks the server what became of it.',
+          description: 'Asks the server what became of a keyless write whose outcome is unknown.',
           invoke: {
             id: 'reconcile',
             src: 'reconcile',
@@ -248,12 +244,12 @@ export const requestMachine = setup({
     },
     failed: {
       type: 'final',
-      description: 'Ended visibly with a reason; the last failure and response are kept.',
+      description: 'Ended with a reason; the last failure and response are kept.',
       entry: { type: 'markEnded', params: { result: 'failed' } },
     },
     deferred: {
       type: 'final',
-      description: 'Durable work handed to the outbox instead of failing.',
+      description: 'Durable work handed to the outbox.',
       entry: { type: 'markEnded', params: { result: 'deferred' } },
     },
   },

@@ -40,18 +40,7 @@ export interface PreparedRequest {
   signal?: AbortSignal | undefined;
 }
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-const FIELDS = new Set([
-  'method',
-  'path',
-  'headers',
-  'body',
-  'lifetime',
-  'idempotencyKey',
-  'idempotent',
-  'deadlineMs',
-  'signal',
-]);
+const FIELDS = /^(method|path|headers|body|lifetime|idempotencyKey|idempotent|deadlineMs|signal)$/;
 
 /** Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field. */
 export function prepareRequest(
@@ -59,102 +48,67 @@ export function prepareRequest(
   generateKey: () => string,
   extraFields?: ReadonlySet<string>,
 ): PreparedRequest {
-  if (typeof request !== 'object' || request === null)
-    throw new RequestError('(request)', 'expected an object');
+  const fail = (field: string, message: string, cause?: unknown): never => {
+    throw new RequestError(field, message, { cause });
+  };
+  const got = (value: unknown) => `, got ${JSON.stringify(value) ?? String(value)}`;
+  if (typeof request !== 'object' || request === null) fail('(request)', 'expected an object');
   for (const key of Object.keys(request)) {
-    if (!FIELDS.has(key) && !extraFields?.has(key)) throw new RequestError(key, 'unknown field');
+    if (!FIELDS.test(key) && !extraFields?.has(key)) fail(key, 'unknown field');
   }
-  const method = (request.method ?? 'GET').toString();
-  if (!TOKEN.test(method))
-    throw new RequestError('method', `expected an HTTP method token, got ${JSON.stringify(method)}`);
+  const { path, lifetime = 'interactive', idempotent, idempotencyKey: key, deadlineMs, signal } = request;
+  const method = String(request.method ?? 'GET');
+  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(method))
+    fail('method', `expected an HTTP method token${got(method)}`);
   const upper = method.toUpperCase();
-
-  if (typeof request.path !== 'string' || !request.path.startsWith('/') || request.path.startsWith('//')) {
-    throw new RequestError('path', `expected a path starting with "/", got ${JSON.stringify(request.path)}`);
+  if (typeof path !== 'string' || !/^\/(?!\/)/.test(path))
+    fail('path', `expected a path starting with "/"${got(path)}`);
+  if (lifetime === 'durable' || lifetime === 'cached') {
+    fail('lifetime', `"${lifetime}" needs the outbox and cache, which this version does not have yet`);
   }
-  const lifetime = request.lifetime ?? 'interactive';
-  if (lifetime !== 'interactive') {
-    if (lifetime === 'durable' || lifetime === 'cached') {
-      throw new RequestError(
-        'lifetime',
-        `"${lifetime}" needs the outbox and cache, which this version does not have yet`,
-      );
-    }
-    throw new RequestError(
-      'lifetime',
-      `expected "interactive", "durable" or "cached", got ${JSON.stringify(lifetime)}`,
+  if (lifetime !== 'interactive')
+    fail('lifetime', `expected "interactive", "durable" or "cached"${got(lifetime)}`);
+  if (idempotent !== undefined && typeof idempotent !== 'boolean') fail('idempotent', 'expected a boolean');
+  if (key !== undefined && (typeof key !== 'string' || !/^[^\r\n]*\S[^\r\n]*$/.test(key))) {
+    fail('idempotencyKey', 'expected a non-empty single-line string or "auto"');
+  }
+  if (deadlineMs !== undefined && !(deadlineMs > 0 && deadlineMs < Infinity)) {
+    fail('deadlineMs', `expected a number > 0${got(deadlineMs)}`);
+  }
+  if (signal !== undefined && typeof signal?.addEventListener !== 'function')
+    fail('signal', 'expected an AbortSignal');
+  const headers: Record<string, string> = {};
+  try {
+    new Headers(request.headers).forEach((value, name) => (headers[name] = value));
+  } catch (cause) {
+    fail('headers', 'expected a Headers object, a record of strings or a list of pairs', cause);
+  }
+  let body = request.body ?? undefined;
+  if (body instanceof URLSearchParams) {
+    headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
+    body = body.toString();
+  } else if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
+    // A copy: the app may reuse its buffer while failwise still needs the bytes for a retry.
+    body = new Uint8Array(
+      ArrayBuffer.isView(body)
+        ? body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)
+        : body.slice(0),
+    );
+  } else if (body !== undefined && typeof body !== 'string') {
+    fail(
+      'body',
+      'expected a string, bytes or URLSearchParams: a stream, Blob or FormData cannot be replayed safely',
     );
   }
-  if (request.idempotent !== undefined && typeof request.idempotent !== 'boolean') {
-    throw new RequestError('idempotent', 'expected a boolean');
-  }
-  let idempotencyKey: string | undefined;
-  if (request.idempotencyKey === 'auto') idempotencyKey = generateKey();
-  else if (request.idempotencyKey !== undefined) {
-    if (
-      typeof request.idempotencyKey !== 'string' ||
-      request.idempotencyKey.trim() === '' ||
-      /[\r\n]/.test(request.idempotencyKey)
-    ) {
-      throw new RequestError('idempotencyKey', 'expected a non-empty single-line string or "auto"');
-    }
-    idempotencyKey = request.idempotencyKey;
-  }
-  if (request.deadlineMs !== undefined && !(Number.isFinite(request.deadlineMs) && request.deadlineMs > 0)) {
-    throw new RequestError('deadlineMs', `expected a number > 0, got ${String(request.deadlineMs)}`);
-  }
-  if (request.signal !== undefined && !isAbortSignal(request.signal))
-    throw new RequestError('signal', 'expected an AbortSignal');
-
-  let headers: Record<string, string> = {};
-  try {
-    new Headers(request.headers).forEach((value, name) => {
-      headers[name] = value;
-    });
-  } catch (cause) {
-    throw new RequestError('headers', 'expected a Headers object, a record of strings or a list of pairs', {
-      cause,
-    });
-  }
-  const body = normalizeBody(request.body);
-  if (body.value !== undefined && (upper === 'GET' || upper === 'HEAD')) {
-    throw new RequestError('body', `a ${upper} request cannot have a body`);
-  }
-  if (body.contentType !== undefined && headers['content-type'] === undefined) {
-    headers = { ...headers, 'content-type': body.contentType };
-  }
+  if (body !== undefined && /^(GET|HEAD)$/.test(upper)) fail('body', `a ${upper} request cannot have a body`);
   return {
     method: upper,
-    path: request.path,
+    path: path as string,
     headers,
-    write: isWrite(upper, request.idempotent),
-    body: body.value,
-    idempotencyKey,
-    deadlineMs: request.deadlineMs,
-    signal: request.signal,
+    write: isWrite(upper, idempotent),
+    body: body as string | Uint8Array | undefined,
+    idempotencyKey: key === 'auto' ? generateKey() : key,
+    deadlineMs,
+    signal,
   };
-}
-
-function isAbortSignal(value: unknown): value is AbortSignal {
-  return (
-    typeof value === 'object' &&
-    value !== null &&
-    typeof (value as AbortSignal).aborted === 'boolean' &&
-    typeof (value as AbortSignal).addEventListener === 'function'
-  );
-}
-
-function normalizeBody(body: FailoverRequest['body']): { value?: string | Uint8Array; contentType?: string } {
-  if (body === undefined || body === null) return {};
-  if (typeof body === 'string') return { value: body };
-  if (body instanceof Uint8Array) return { value: body };
-  if (body instanceof ArrayBuffer) return { value: new Uint8Array(body.slice(0)) };
-  if (ArrayBuffer.isView(body))
-    return { value: new Uint8Array(body.buffer.slice(body.byteOffset, body.byteOffset + body.byteLength)) };
-  if (body instanceof URLSearchParams)
-    return { value: body.toString(), contentType: 'application/x-www-form-urlencoded;charset=UTF-8' };
-  throw new RequestError(
-    'body',
-    'expected a string, bytes or URLSearchParams: a stream, Blob or FormData cannot be replayed safely',
-  );
 }
