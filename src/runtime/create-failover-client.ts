@@ -5,10 +5,7 @@ import { RequestFailedError } from '../errors/request-failed-error.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { TransportResult } from '../policy/transport-result.js';
-import type {
-  AttemptInput,
-  RequestMachineEmitted,
-} from '../../machines/request/request.types.js';
+import type { AttemptInput, RequestMachineEmitted } from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
 import { createAuthCoordinator } from './auth-coordinator.js';
@@ -33,23 +30,9 @@ export interface FailoverClient {
   close(): Promise<void>;
 }
 
-/** fetch's `init`, plus failwise's request fields. */
+/** fetch's `init`, plus failwise's request fields. Members failwise does not use are ignored, as fetch does. */
 export type FetchInit = Omit<RequestInit, 'body' | 'headers' | 'method' | 'signal'> &
   Omit<FailoverRequest, 'path'>;
-
-/** RequestInit fields that `client.fetch` accepts and ignores: the transport decides them. */
-const FETCH_ONLY_FIELDS = new Set([
-  'cache',
-  'credentials',
-  'integrity',
-  'keepalive',
-  'mode',
-  'priority',
-  'redirect',
-  'referrer',
-  'referrerPolicy',
-  'window',
-]);
 
 /** Headers that carry credentials: never sent to an origin with `credentials: 'omit'` (rule 8). */
 const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
@@ -134,7 +117,8 @@ function createClient(
         return stamp(result);
       }
     }
-    if (input.idempotencyKey !== undefined) headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
+    if (input.idempotencyKey !== undefined)
+      headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
     if (policy.attemptHeader) {
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
@@ -150,9 +134,10 @@ function createClient(
     return { ...stamp(result), authGeneration };
   }
 
-  async function request(request: FailoverRequest, extraFields?: ReadonlySet<string>): Promise<Outcome> {
-    if (closed) throw new FailwiseError('failwise: this client is closed; create a new one with createFailoverClient');
-    const prepared = prepareRequest(request, generateKey, extraFields);
+  async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
+    if (closed)
+      throw new FailwiseError('failwise: this client is closed; create a new one with createFailoverClient');
+    const prepared = prepareRequest(request, generateKey, strict);
     const requestId = `r${++requests}`;
     const startedAt = clock.now();
     const entry: InFlight = { prepared };
@@ -218,7 +203,8 @@ function createClient(
       signal?.addEventListener('abort', cancel, { once: true });
       const output = await entry.running.done;
       // Only durable work defers, and durable work needs the outbox (not in this version).
-      if (output.status === 'deferred') throw new FailwiseError('failwise: a request was deferred without an outbox');
+      if (output.status === 'deferred')
+        throw new FailwiseError('failwise: a request was deferred without an outbox');
       emit(output.status, output.origin, output.attempts, {
         reason: output.status === 'failed' ? output.reason : undefined,
         failureClass: output.status === 'failed' ? output.failure?.class : undefined,
@@ -234,7 +220,7 @@ function createClient(
     policy,
     request: (req) => request(req),
     async fetch(path, init = {}) {
-      const outcome = await request({ ...init, path }, FETCH_ONLY_FIELDS);
+      const outcome = await request({ ...init, path }, false);
       if (outcome.status === 'succeeded') return outcome.response;
       throw new RequestFailedError(outcome);
     },

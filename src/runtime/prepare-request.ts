@@ -42,11 +42,14 @@ export interface PreparedRequest {
 
 const FIELDS = /^(method|path|headers|body|lifetime|idempotencyKey|idempotent|deadlineMs|signal)$/;
 
-/** Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field. */
+/**
+ * Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field.
+ * `strict: false` ignores unknown fields, as fetch ignores unknown `init` members (for `client.fetch`).
+ */
 export function prepareRequest(
   request: FailoverRequest,
   generateKey: () => string,
-  extraFields?: ReadonlySet<string>,
+  strict = true,
 ): PreparedRequest {
   const fail = (field: string, message: string, cause?: unknown): never => {
     throw new RequestError(field, message, { cause });
@@ -54,7 +57,7 @@ export function prepareRequest(
   const got = (value: unknown) => `, got ${JSON.stringify(value) ?? String(value)}`;
   if (typeof request !== 'object' || request === null) fail('(request)', 'expected an object');
   for (const key of Object.keys(request)) {
-    if (!FIELDS.test(key) && !extraFields?.has(key)) fail(key, 'unknown field');
+    if (strict && !FIELDS.test(key)) fail(key, 'unknown field');
   }
   const { path, lifetime = 'interactive', idempotent, idempotencyKey: key, deadlineMs, signal } = request;
   const method = String(request.method ?? 'GET');

@@ -40,12 +40,21 @@ export interface RequestDriver {
  */
 export function createRequestDriver(
   effects: RequestEffects,
-  options: { clock: Clock; inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined },
+  options: {
+    clock: Clock;
+    inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+  },
 ): RequestDriver {
   // Each effect becomes the promise actor of the same name; an effect left out keeps the machine's default.
   const actors: Record<string, unknown> = {};
-  for (const [name, effect] of Object.entries(effects) as [string, RequestEffects['transport'] | undefined][]) {
-    if (effect) actors[name] = fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) => effect(input, signal));
+  for (const [name, effect] of Object.entries(effects) as [
+    string,
+    RequestEffects['transport'] | undefined,
+  ][]) {
+    if (effect)
+      actors[name] = fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) =>
+        effect(input, signal),
+      );
   }
   const machine = requestMachine.provide({ actors } as Parameters<typeof requestMachine.provide>[0]);
 
