@@ -18,7 +18,6 @@ export interface SimulatedClock extends Clock {
 
 interface Timer {
   due: number;
-  seq: number;
   fn: (...args: unknown[]) => void;
 }
 
@@ -34,25 +33,21 @@ const settle = () =>
   );
 
 export function simulatedClock(options: { startAt?: number } = {}): SimulatedClock {
-  const startAt = options.startAt ?? 0;
-  if (!Number.isFinite(startAt)) {
-    throw new RangeError(`simulatedClock: startAt must be a finite number, got ${String(startAt)}`);
-  }
-  let now = startAt;
+  let now = options.startAt ?? 0;
+  if (!Number.isFinite(now))
+    throw new RangeError(`simulatedClock: startAt must be a finite number, got ${now}`);
   let seq = 0;
+  // Map order is creation order, so among timers due at once the earliest armed fires first.
   const timers = new Map<number, Timer>();
-
-  const nextDue = (end: number): [number, Timer] | undefined => {
+  const nextDue = (end: number) => {
     let next: [number, Timer] | undefined;
-    for (const entry of timers) {
-      const t = entry[1];
-      if (t.due > end) continue;
-      if (!next || t.due < next[1].due || (t.due === next[1].due && t.seq < next[1].seq)) next = entry;
-    }
+    for (const entry of timers)
+      if (entry[1].due <= end && !(next && next[1].due <= entry[1].due)) next = entry;
     return next;
   };
-
   const advanceTo = async (end: number) => {
+    if (!(end >= now))
+      throw new RangeError(`simulatedClock: cannot move back in time (now ${now}, asked ${end})`);
     await settle();
     for (let next = nextDue(end); next; next = nextDue(end)) {
       timers.delete(next[0]);
@@ -63,40 +58,19 @@ export function simulatedClock(options: { startAt?: number } = {}): SimulatedClo
     now = end;
     await settle();
   };
-
-  const clock: SimulatedClock = {
+  return {
     now: () => now,
     setTimeout(fn, timeoutMs) {
-      const id = ++seq;
-      const delay = Number.isFinite(timeoutMs) && timeoutMs > 0 ? timeoutMs : 0;
-      timers.set(id, { due: now + delay, seq: id, fn });
-      return id;
+      timers.set(++seq, { due: now + (timeoutMs > 0 ? timeoutMs : 0), fn });
+      return seq;
     },
-    clearTimeout(handle) {
-      timers.delete(handle as number);
-    },
+    clearTimeout: (handle) => timers.delete(handle as number),
     pending: () => timers.size,
-    increment(ms) {
-      if (!Number.isFinite(ms) || ms < 0) {
-        return Promise.reject(
-          new RangeError(`simulatedClock: cannot move back in time (increment by ${String(ms)} ms)`),
-        );
-      }
-      return advanceTo(now + ms);
-    },
-    set(t) {
-      if (!Number.isFinite(t) || t < now) {
-        return Promise.reject(
-          new RangeError(`simulatedClock: cannot move back in time (now ${now}, asked ${String(t)})`),
-        );
-      }
-      return advanceTo(t);
-    },
-    async runAll(limitMs = 24 * 60 * 60 * 1000) {
+    increment: (ms) => advanceTo(now + ms),
+    set: advanceTo,
+    async runAll(limitMs = 86_400_000) {
       const end = now + limitMs;
       for (let next = nextDue(end); next; next = nextDue(end)) await advanceTo(next[1].due);
-      await settle();
     },
   };
-  return clock;
 }
