@@ -9,7 +9,6 @@ import type {
   RefreshAuthOutput,
   RequestMachineContext,
   RequestMachineInput,
-  RequestResult,
 } from './request.types.js';
 
 /**
@@ -168,8 +167,4 @@ export function recordBudgetExhausted({ context }: Args): Changes {
 
 export function setReason(_: Args, { reason }: { reason: FailReason | 'durable' }): Changes {
   return { reason };
-}
-
-export function markEnded(_: Args, { result }: { result: RequestResult }): Changes {
-  return { result };
 }

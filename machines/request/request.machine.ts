@@ -47,7 +47,6 @@ export const requestMachine = setup({
     recordCancelled: assign(actions.recordCancelled),
     recordBudgetExhausted: assign(actions.recordBudgetExhausted),
     setReason: assign(actions.setReason),
-    markEnded: assign(actions.markEnded),
     announceAttempt: enqueueActions(({ context, enqueue }) => {
       enqueue.emit({
         type: 'attempt-started',
@@ -240,53 +239,49 @@ export const requestMachine = setup({
     succeeded: {
       type: 'final',
       description: 'A success status, or a write that reconcile found applied.',
-      entry: { type: 'markEnded', params: { result: 'succeeded' } },
+      output: ({ context }) =>
+        defined({
+          status: 'succeeded',
+          response: context.response!,
+          origin: context.origin ?? '',
+          attempts: context.attempts,
+          reconciled: context.reconciled || undefined,
+        }),
     },
     failed: {
       type: 'final',
       description: 'Ended with a reason; the last failure and response are kept.',
-      entry: { type: 'markEnded', params: { result: 'failed' } },
+      output: ({ context }) =>
+        defined({
+          status: 'failed',
+          // Every path into `failed` sets a reason; `not-retryable` only guards the type.
+          reason:
+            context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
+          failure: context.failures.at(-1),
+          response: context.lastResponse,
+          origin: context.origin,
+          attempts: context.attempts,
+        }),
     },
     deferred: {
       type: 'final',
       description: 'Durable work handed to the outbox.',
-      entry: { type: 'markEnded', params: { result: 'deferred' } },
+      output: ({ context }) =>
+        defined({
+          status: 'deferred',
+          reason: context.reason ?? 'durable',
+          failure: context.failures.at(-1),
+          failures: context.failures,
+          origin: context.origin,
+          attempts: context.attempts,
+        }),
     },
   },
-  output: ({ context }) => requestOutput(context),
+  // The output of whichever final state was reached.
+  output: ({ event }) => event.output as RequestMachineOutput,
 });
 
-function requestOutput(context: RequestMachineContext): RequestMachineOutput {
-  const failure = context.failures.at(-1);
-  const origin = context.origin;
-  const common = {
-    attempts: context.attempts,
-    ...(failure === undefined ? {} : { failure }),
-    ...(origin === undefined ? {} : { origin }),
-  };
-  switch (context.result) {
-    case 'succeeded':
-      return {
-        status: 'succeeded',
-        response: context.response!,
-        origin: origin ?? '',
-        attempts: context.attempts,
-        ...(context.reconciled ? { reconciled: true as const } : {}),
-      };
-    case 'deferred':
-      return {
-        status: 'deferred',
-        reason: context.reason ?? 'durable',
-        failures: context.failures,
-        ...common,
-      };
-    default:
-      return {
-        status: 'failed',
-        reason:
-          context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
-        ...common,
-        ...(context.lastResponse === undefined ? {} : { response: context.lastResponse }),
-      };
-  }
+/** An outcome carries no key whose value is undefined (`'failure' in outcome` means there is one). */
+function defined(value: Record<string, unknown>): RequestMachineOutput {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as RequestMachineOutput;
 }

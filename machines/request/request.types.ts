@@ -128,10 +128,8 @@ export interface RequestMachineContext {
   previousDelayMs?: number | undefined;
   plan?: RetryPlan | undefined;
   reason?: FailReason | 'durable' | undefined;
-  result?: RequestResult | undefined;
 }
 
-export type RequestResult = 'succeeded' | 'failed' | 'deferred';
 
 export type RequestMachineEvent = { type: 'request.cancel' };
 
