@@ -229,7 +229,7 @@ function createClient(
       closed = true;
       const pending = [...inFlight.values()];
       for (const entry of pending) entry.running?.cancel();
-      await Promise.allSettled(pending.map((entry) => entry.running?.done));
+      await Promise.allSettled(pending.flatMap((entry) => (entry.running ? [entry.running.done] : [])));
       await transport.close?.();
     },
   };

@@ -106,7 +106,7 @@ export function prepareRequest(
   if (body !== undefined && /^(GET|HEAD)$/.test(upper)) fail('body', `a ${upper} request cannot have a body`);
   return {
     method: upper,
-    path: path as string,
+    path: path,
     headers,
     write: isWrite(upper, idempotent),
     body: body as string | Uint8Array | undefined,

@@ -56,7 +56,7 @@ export function createRequestDriver(
         effect(input, signal),
       );
   }
-  const machine = requestMachine.provide({ actors } as Parameters<typeof requestMachine.provide>[0]);
+  const machine = requestMachine.provide({ actors });
 
   return {
     run(input, onEmitted) {

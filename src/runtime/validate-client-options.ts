@@ -1,7 +1,5 @@
-import * as z from 'zod/mini';
 import { definePolicy } from '../policy/define-policy.js';
 import type { Policy } from '../policy/policy.js';
-import { toPolicyIssues } from '../policy/zod-issues.js';
 import { PolicyError, type PolicyIssue } from '../errors/policy-error.js';
 import type { FailoverClientOptions, OriginConfig } from './client-options.js';
 
@@ -11,48 +9,26 @@ export interface ResolvedOrigin extends Required<OriginConfig> {
   host: string;
 }
 
-const fn = z.custom<(...args: never[]) => unknown>((value) => typeof value === 'function', {
-  error: 'expected a function',
-});
-const withMethods = (...names: string[]) =>
-  z.looseObject(Object.fromEntries(names.map((name) => [name, fn])), { error: 'expected an object' });
+/**
+ * Each option and what it must be: `''` a function, a list of names an object with those methods,
+ * `null` checked on its own (origins, policy). A key not listed is an unknown option.
+ */
+const OPTIONS: Readonly<Record<string, string | null>> = {
+  origins: null,
+  policy: null,
+  transport: 'send',
+  clock: 'now setTimeout clearTimeout',
+  auth: 'headers refresh',
+  reconcile: '',
+  onEvent: '',
+  random: '',
+  generateIdempotencyKey: '',
+  inspect: '',
+};
+const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials)$/;
 
-/** Unknown options and origin fields are errors, as in the policy: a typo must not be ignored. */
-const optionsSchema = z.strictObject(
-  {
-    origins: z
-      .array(
-        z.strictObject(
-          {
-            id: z
-              .string({ error: 'expected a non-empty string' })
-              .check(z.minLength(1, 'expected a non-empty string')),
-            url: z.string({ error: 'expected an absolute URL such as "https://api.example.com"' }),
-            allowInsecure: z.optional(z.boolean({ error: 'expected a boolean' })),
-            credentials: z.optional(z.enum(['send', 'omit'], { error: 'expected "send" or "omit"' })),
-          },
-          {
-            error: (issue) =>
-              issue.code === 'unrecognized_keys' ? 'unknown option' : 'expected an object { id, url }',
-          },
-        ),
-        { error: 'expected a non-empty array of { id, url }' },
-      )
-      .check(z.minLength(1, 'expected a non-empty array of { id, url }')),
-    policy: z.optional(z.unknown()),
-    transport: z.optional(withMethods('send')),
-    clock: z.optional(withMethods('now', 'setTimeout', 'clearTimeout')),
-    auth: z.optional(withMethods('headers', 'refresh')),
-    reconcile: z.optional(fn),
-    onEvent: z.optional(fn),
-    random: z.optional(fn),
-    generateIdempotencyKey: z.optional(fn),
-    inspect: z.optional(
-      z.union([fn, z.looseObject({})], { error: 'expected an inspection observer or function' }),
-    ),
-  },
-  { error: (issue) => (issue.code === 'unrecognized_keys' ? 'unknown option' : 'expected an object') },
-);
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Checks every option of `createFailoverClient` and reports all bad fields at once, by path, in one
@@ -62,15 +38,28 @@ export function validateClientOptions(options: FailoverClientOptions): {
   origins: ResolvedOrigin[];
   policy: Policy;
 } {
-  const parsed = optionsSchema.safeParse(options);
-  const issues: PolicyIssue[] = parsed.success ? [] : toPolicyIssues(parsed.error.issues, '');
-  // The URL rules run on every origin that has a string url, even when another field failed, so that one
-  // error lists every bad field.
-  const given: unknown = (options as { origins?: unknown } | null)?.origins;
-  const origins = resolveOrigins(Array.isArray(given) ? given : [], issues);
+  const issues: PolicyIssue[] = [];
+  const add = (path: string, message: string) => void issues.push({ path, message });
+  if (!isRecord(options)) throw new PolicyError([{ path: 'options', message: 'expected an object' }]);
+  for (const [key, value] of Object.entries(options)) {
+    const methods = OPTIONS[key];
+    if (methods === undefined) add(key, 'unknown option');
+    else if (methods === null || value === undefined) continue;
+    // `inspect` also takes an observer object ({ next, error, complete }).
+    else if (methods === '') {
+      if (typeof value !== 'function' && !(key === 'inspect' && isRecord(value)))
+        add(key, 'expected a function');
+    } else if (!isRecord(value)) add(key, 'expected an object');
+    else {
+      for (const name of methods.split(' ')) {
+        if (typeof value[name] !== 'function') add(`${key}.${name}`, 'expected a function');
+      }
+    }
+  }
+  const origins = resolveOrigins(options.origins, add);
   let policy: Policy | undefined;
   try {
-    policy = definePolicy((options as { policy?: Parameters<typeof definePolicy>[0] } | null)?.policy);
+    policy = definePolicy(options.policy);
   } catch (error) {
     if (!(error instanceof PolicyError)) throw error;
     issues.push(...error.issues);
@@ -79,45 +68,48 @@ export function validateClientOptions(options: FailoverClientOptions): {
   return { origins, policy };
 }
 
-/** The URL rules zod cannot express: unique ids, https unless allowInsecure (rule 8), nothing secret in the URL. */
-function resolveOrigins(origins: readonly unknown[], issues: PolicyIssue[]): ResolvedOrigin[] {
+/** The origins, each checked: unique ids, https unless allowInsecure (rule 8), nothing secret in the URL. */
+function resolveOrigins(given: unknown, add: (path: string, message: string) => void): ResolvedOrigin[] {
+  if (!Array.isArray(given) || given.length === 0) {
+    add('origins', 'expected a non-empty array of { id, url }');
+    return [];
+  }
   const seen = new Set<unknown>();
-  return origins.flatMap((origin, i) => {
-    const { id, url, allowInsecure, credentials } = (origin ?? {}) as Partial<
-      Record<keyof OriginConfig, unknown>
-    >;
-    const fail = (field: string, message: string) => (
-      issues.push({ path: `origins[${i}].${field}`, message }),
-      []
-    );
-    if (typeof id === 'string' && seen.has(id)) fail('id', `duplicate origin id "${id}"`);
+  return given.flatMap((origin: unknown, i) => {
+    const at = `origins[${i}]`;
+    const fail = (field: string, message: string) => (add(`${at}.${field}`, message), []);
+    if (!isRecord(origin)) return (add(at, 'expected an object { id, url }'), []);
+    for (const key of Object.keys(origin)) if (!ORIGIN_FIELDS.test(key)) fail(key, 'unknown option');
+    const { id, url, allowInsecure = false, credentials = 'send' } = origin;
+    if (typeof id !== 'string' || id === '') fail('id', 'expected a non-empty string');
+    else if (seen.has(id)) fail('id', `duplicate origin id "${id}"`);
     seen.add(id);
-    if (typeof url !== 'string') return [];
+    if (typeof allowInsecure !== 'boolean') fail('allowInsecure', 'expected a boolean');
+    if (credentials !== 'send' && credentials !== 'omit') fail('credentials', 'expected "send" or "omit"');
     let parsed: URL;
     try {
-      parsed = new URL(url);
+      parsed = new URL(url as string);
     } catch {
       return fail('url', 'expected an absolute URL such as "https://api.example.com"');
     }
-    if (parsed.protocol === 'http:' && allowInsecure !== true) {
+    const { protocol } = parsed;
+    if (protocol === 'http:' && allowInsecure !== true) {
       return fail('url', 'http: is refused; use https: or set allowInsecure: true (CONTRACT rule 8)');
     }
-    if (parsed.protocol !== 'https:' && parsed.protocol !== 'http:') {
-      return fail('url', `expected an http(s) URL, got protocol "${parsed.protocol}"`);
-    }
-    if (parsed.search !== '' || parsed.hash !== '' || parsed.username !== '' || parsed.password !== '') {
+    if (protocol !== 'https:' && protocol !== 'http:')
+      return fail('url', `expected an http(s) URL, got protocol "${protocol}"`);
+    if (parsed.search || parsed.hash || parsed.username || parsed.password) {
       return fail('url', 'must not contain a query, fragment or credentials; send credentials with `auth`');
     }
-    // Shapes were checked by the schema; an origin with a bad field is reported there and left out here.
-    return [
-      {
-        id: id as string,
-        url,
-        allowInsecure: allowInsecure === true,
-        credentials: credentials === 'omit' ? ('omit' as const) : ('send' as const),
-        base: parsed.href.replace(/\/+$/, ''),
-        host: parsed.host,
-      },
-    ];
+    const resolved = {
+      id,
+      url,
+      allowInsecure,
+      credentials,
+      base: parsed.href.replace(/\/+$/, ''),
+      host: parsed.host,
+    };
+    // Shapes that failed above are reported; the client is never built from them.
+    return [resolved as ResolvedOrigin];
   });
 }
