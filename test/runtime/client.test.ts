@@ -197,6 +197,29 @@ describe('bad input', () => {
     expect(lines).toHaveLength(7);
   });
 
+  it('names each option that is not the shape it must be', () => {
+    const make = () =>
+      createFailoverClient({
+        origins: [{ id: 'a', url: 'https://a.example.test', allowInsecure: 'yes', credentials: 'always', weight: 2 }],
+        transport: {},
+        clock: 5,
+        auth: { headers: () => ({}) },
+        onEvent: 'log',
+        inspect: { next: () => undefined },
+      } as never);
+    expect(make).toThrow(
+      [
+        'transport.send: expected a function',
+        'clock: expected an object',
+        'auth.refresh: expected a function',
+        'onEvent: expected a function',
+        'origins[0].weight: unknown option',
+        'origins[0].allowInsecure: expected a boolean',
+        'origins[0].credentials: expected "send" or "omit"',
+      ].join('\n'),
+    );
+  });
+
   it('refuses an empty origin list', () => {
     expect(() => createFailoverClient({ origins: [] })).toThrow(
       'origins: expected a non-empty array of { id, url }',
