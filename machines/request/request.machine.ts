@@ -1,4 +1,4 @@
-import { and, assign, enqueueActions, not, setup } from 'xstate';
+import { and, assign, emit, enqueueActions, not, setup } from 'xstate';
 import * as actions from './request.actions.js';
 import { requestActors } from './request.actors.js';
 import { requestDelays } from './request.delays.js';
@@ -47,17 +47,16 @@ export const requestMachine = setup({
     recordCancelled: assign(actions.recordCancelled),
     recordBudgetExhausted: assign(actions.recordBudgetExhausted),
     setReason: assign(actions.setReason),
-    announceAttempt: enqueueActions(({ context, enqueue }) => {
-      enqueue.emit({
-        type: 'attempt-started',
-        attempt: context.attempts,
-        origin: context.origin ?? '',
-        at: context.attemptStartedAt,
-      });
-    }),
+    announceAttempt: emit(({ context }) => ({
+      type: 'attempt-started' as const,
+      attempt: context.attempts,
+      origin: context.origin ?? '',
+      at: context.attemptStartedAt,
+    })),
     announceAttemptFailure: enqueueActions(({ context, enqueue }) => {
       const failure = context.failures.at(-1);
-      if (context.response !== undefined || failure === undefined) return;
+      // Called after every attempt; only a failed one is announced.
+      if (context.response || !failure) return;
       enqueue.emit({
         type: 'attempt-failed',
         attempt: context.attempts,
@@ -66,18 +65,14 @@ export const requestMachine = setup({
         at: context.now,
       });
     }),
-    announceRetry: enqueueActions(({ context, enqueue }) => {
-      const failure = context.failures.at(-1);
-      if (failure === undefined) return;
-      enqueue.emit({
-        type: 'retry-scheduled',
-        attempt: context.attempts,
-        origin: failure.origin,
-        delayMs: context.previousDelayMs ?? 0,
-        failure,
-        at: context.now,
-      });
-    }),
+    announceRetry: emit(({ context }) => ({
+      type: 'retry-scheduled' as const,
+      attempt: context.attempts,
+      origin: context.origin ?? '',
+      delayMs: context.previousDelayMs ?? 0,
+      failure: context.failures.at(-1)!,
+      at: context.now,
+    })),
   },
 }).createMachine({
   id: 'request',

@@ -130,7 +130,6 @@ export interface RequestMachineContext {
   reason?: FailReason | 'durable' | undefined;
 }
 
-
 export type RequestMachineEvent = { type: 'request.cancel' };
 
 /** Emitted as the request goes: the runtime turns these into redacted decision events. */

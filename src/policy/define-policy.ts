@@ -38,7 +38,7 @@ export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions =
   const prefix = options.path ?? 'policy';
   const raw: unknown = input === undefined ? {} : input;
   const zodIssues = policyInputSchema.safeParse(raw).error?.issues ?? [];
-  const issues = toPolicyIssues(zodIssues, prefix, suggestOption);
+  const issues = toPolicyIssues(zodIssues, prefix);
   if (!isRecord(raw)) throw new PolicyError(issues);
 
   /** Whether the field at `path`, or its group, is reported as invalid already: its value is not used. */
@@ -112,25 +112,6 @@ const limits: Readonly<Record<string, string>> = {
 /** The value at `keys` in an object, or `undefined`. */
 const read = (value: unknown, keys: readonly PropertyKey[]): unknown =>
   keys.reduce<unknown>((parent, key) => (isRecord(parent) ? parent[key as string] : undefined), value);
-
-/** Options that users of other libraries reach for, and where failwise keeps them. */
-const movedOptions: Readonly<Record<string, string>> = {
-  maxAttempts: 'attempts.max',
-  retries: 'attempts.max',
-  timeout: 'timeouts.attemptMs',
-  timeoutMs: 'timeouts.attemptMs',
-  deadlineMs: 'budgetMs',
-  jitter: 'backoff.jitter',
-};
-
-/** The option an unknown key most likely meant: a moved one, or a known one spelt in another case. */
-function suggestOption(groupPath: readonly PropertyKey[], key: string): readonly PropertyKey[] | undefined {
-  if (groupPath.length === 0 && Object.hasOwn(movedOptions, key)) return movedOptions[key]?.split('.');
-  const defaults = read(defaultPolicy, groupPath);
-  const known =
-    isRecord(defaults) && Object.keys(defaults).find((name) => name.toLowerCase() === key.toLowerCase());
-  return known ? [...groupPath, known] : undefined;
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -3,22 +3,15 @@ import type { PolicyIssue } from '../errors/policy-error.js';
 
 /**
  * zod's issues as `PolicyIssue`s: one per bad field, the path written after `prefix`, and one issue per
- * unknown key (`policy.backof: unknown option`), with a hint where `suggest` knows the option meant.
+ * unknown key (`policy.backof: unknown option`).
  */
-export function toPolicyIssues(
-  issues: readonly z.core.$ZodIssue[],
-  prefix: string,
-  suggest?: (groupPath: readonly PropertyKey[], key: string) => readonly PropertyKey[] | undefined,
-): PolicyIssue[] {
+export function toPolicyIssues(issues: readonly z.core.$ZodIssue[], prefix: string): PolicyIssue[] {
   return issues.flatMap((issue) =>
     issue.code === 'unrecognized_keys'
-      ? issue.keys.map((key) => {
-          const hint = suggest?.(issue.path, key);
-          return {
-            path: toDotPath(prefix, [...issue.path, key]),
-            message: `unknown option${hint ? ` (did you mean ${toDotPath(prefix, hint)}?)` : ''}`,
-          };
-        })
+      ? issue.keys.map((key) => ({
+          path: toDotPath(prefix, [...issue.path, key]),
+          message: 'unknown option',
+        }))
       : [{ path: toDotPath(prefix, issue.path), message: issue.message }],
   );
 }

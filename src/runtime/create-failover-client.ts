@@ -14,7 +14,7 @@ import type { DecisionEvent } from './decision-events.js';
 import { prepareRequest, type FailoverRequest, type PreparedRequest } from './prepare-request.js';
 import { redactEvent } from './redact.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
-import { validateClientOptions, type ResolvedOrigin } from './validate-client-options.js';
+import { validateClientOptions } from './validate-client-options.js';
 
 export interface FailoverClient {
   /** The complete, frozen policy this client runs by. */
@@ -71,11 +71,8 @@ function createClient(
   let requests = 0;
   let closed = false;
 
-  const originOf = (id: string): ResolvedOrigin => {
-    const origin = originsById.get(id);
-    if (!origin) throw new FailwiseError(`failwise: the machine chose an unknown origin "${id}"`);
-    return origin;
-  };
+  // The machine only ever names an origin from the list it was given.
+  const originOf = (id: string) => originsById.get(id)!;
   const stamp = <T extends object>(value: T) => ({ ...value, at: clock.now() });
 
   const driver = createRequestDriver(

@@ -200,7 +200,9 @@ describe('bad input', () => {
   it('names each option that is not the shape it must be', () => {
     const make = () =>
       createFailoverClient({
-        origins: [{ id: 'a', url: 'https://a.example.test', allowInsecure: 'yes', credentials: 'always', weight: 2 }],
+        origins: [
+          { id: 'a', url: 'https://a.example.test', allowInsecure: 'yes', credentials: 'always', weight: 2 },
+        ],
         transport: {},
         clock: 5,
         auth: { headers: () => ({}) },
