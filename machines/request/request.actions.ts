@@ -90,7 +90,8 @@ export function recordAttemptResult({ context }: Args, output: AttemptOutput): C
   if (failure === undefined && output.kind === 'response') {
     return { now, attempts, authGeneration, inFlight: false, response: output.response };
   }
-  const changes = recordFailure({ ...context, attempts }, failure ?? unexplained(origin), now);
+  // classifyResult leaves only a success status unclassified, and that returned above.
+  const changes = recordFailure({ ...context, attempts }, failure!, now);
   return {
     ...changes,
     attempts,
@@ -118,10 +119,6 @@ export function recordTransportCrash({ context }: Args, { error }: { error: unkn
     },
     context.now,
   );
-}
-
-function unexplained(origin: string): Failure {
-  return { class: 'unexpected', requestSent: 'unknown', origin, message: 'transport result not understood' };
 }
 
 export function recordAuthRefreshed({ context }: Args, output: RefreshAuthOutput | undefined): Changes {

@@ -5,7 +5,11 @@ import { RequestFailedError } from '../errors/request-failed-error.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { TransportResult } from '../policy/transport-result.js';
-import type { AttemptInput, RequestMachineEmitted } from '../../machines/request/request.types.js';
+import type {
+  AttemptInput,
+  RequestMachineEmitted,
+  RequestMachineOutput,
+} from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
 import { createAuthCoordinator } from './auth-coordinator.js';
@@ -198,10 +202,8 @@ function createClient(
       );
       if (signal?.aborted) cancel();
       signal?.addEventListener('abort', cancel, { once: true });
-      const output = await entry.running.done;
-      // Only durable work defers, and durable work needs the outbox (not in this version).
-      if (output.status === 'deferred')
-        throw new FailwiseError('failwise: a request was deferred without an outbox');
+      // Only durable work defers (`deferrable` above), and durable work needs the outbox: not in this version.
+      const output = (await entry.running.done) as Exclude<RequestMachineOutput, { status: 'deferred' }>;
       emit(output.status, output.origin, output.attempts, {
         reason: output.status === 'failed' ? output.reason : undefined,
         failureClass: output.status === 'failed' ? output.failure?.class : undefined,
