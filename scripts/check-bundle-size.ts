@@ -5,8 +5,12 @@
  *
  * Bundles `src/index.ts` with esbuild as a browser app would (platform browser, ESM, minified,
  * tree-shaken) and measures gzip (level 9) sizes:
- * - own: failwise's code alone, bundled a second time with the runtime dependencies external. Exact.
  * - total: failwise plus the parts of xstate and zod it pulls in.
+ * - own (added): what failwise's own code adds to that bundle: total minus a bundle of exactly the
+ *   xstate and zod exports failwise imports. Exact, and it is the measure the budget is checked
+ *   against, so that own + dependencies = total, as the two budgets (10 KB own, 30 KB total) assume.
+ * - own (alone): failwise's code bundled alone, the dependencies left external. Printed for
+ *   reference: it is larger, because gzip then cannot share its dictionary with xstate's code.
  * Node built-ins are not marked external, so an import of `node:*` reachable from the entry fails the build.
  * Prints a table and exits 1 when a budget is exceeded.
  */
@@ -28,8 +32,12 @@ const DEFAULT_ENTRY = path.join(ROOT, 'src/index.ts');
 const OWN_PACKAGE = 'failwise';
 
 export interface BundleMeasurement {
-  /** Gzip size of failwise's own code: the entry bundled with its dependencies left external. */
+  /** Gzip bytes failwise's own code adds to the bundle: total minus the dependencies it imports, alone. */
   ownGzipBytes: number;
+  /** Gzip size of failwise's own code bundled alone, with its dependencies left external. */
+  ownAloneGzipBytes: number;
+  /** Gzip size of a bundle of just the dependency exports failwise imports. */
+  dependenciesGzipBytes: number;
   /** Gzip size of the whole browser bundle, dependencies included. */
   totalGzipBytes: number;
   /**
@@ -69,12 +77,14 @@ function runtimeDependencies(): string[] {
 }
 
 async function bundle(
-  entry: string,
+  entry: string | { contents: string },
   external: string[],
 ): Promise<{ contents: Uint8Array; output: Metafile['outputs'][string] }> {
   const options: BuildOptions = {
     absWorkingDir: ROOT,
-    entryPoints: [entry],
+    ...(typeof entry === 'string'
+      ? { entryPoints: [entry] }
+      : { stdin: { contents: entry.contents, resolveDir: ROOT, loader: 'js' } }),
     outfile: 'bundle-size/failwise.js',
     bundle: true,
     write: false,
@@ -98,7 +108,7 @@ async function bundle(
   }
   const [file] = result.outputFiles ?? [];
   const output = Object.values(result.metafile?.outputs ?? {})[0];
-  if (!file || !output) throw new Error(`esbuild produced no output for ${entry}`);
+  if (!file || !output) throw new Error(`esbuild produced no output for ${JSON.stringify(entry)}`);
   return { contents: file.contents, output };
 }
 
@@ -108,6 +118,10 @@ export async function measureBundle(options: MeasureOptions = {}): Promise<Bundl
 
   const whole = await bundle(entry, []);
   const own = await bundle(entry, runtimeDependencies());
+  const dependencies = await bundle(
+    { contents: dependencyEntry(new TextDecoder().decode(own.contents)) },
+    [],
+  );
 
   const totalGzipBytes = gzipBytes(whole.contents);
   const minifiedByPackage: Record<string, number> = {};
@@ -126,13 +140,37 @@ export async function measureBundle(options: MeasureOptions = {}): Promise<Bundl
       ]),
   );
 
+  const dependenciesGzipBytes = gzipBytes(dependencies.contents);
   return {
-    ownGzipBytes: gzipBytes(own.contents),
+    ownGzipBytes: totalGzipBytes - dependenciesGzipBytes,
+    ownAloneGzipBytes: gzipBytes(own.contents),
+    dependenciesGzipBytes,
     totalGzipBytes,
     byPackage,
     minifiedByPackage,
     bundleImports: whole.output.imports.map((imported) => imported.path),
   };
+}
+
+/**
+ * A module that re-exports exactly what the "own" bundle (dependencies external) imports from them:
+ * `import{a as b}from"xstate"` gives `export { a } from 'xstate'`, and `import*as z from"zod/mini"` with
+ * `z.strictObject(...)` gives `export { strictObject } from 'zod/mini'`. Bundled, it holds the same
+ * dependency code as the whole bundle.
+ */
+export function dependencyEntry(ownBundle: string): string {
+  const names = new Map<string, Set<string>>();
+  const add = (from: string, name: string) => names.set(from, (names.get(from) ?? new Set()).add(name));
+  for (const [, list = '', from = ''] of ownBundle.matchAll(/import\s*\{([^}]*)\}\s*from\s*"([^"]+)"/g)) {
+    for (const item of list.split(',')) add(from, item.trim().split(/\s+as\s+/)[0] ?? '');
+  }
+  for (const [, alias = '', from = ''] of ownBundle.matchAll(
+    /import\s*\*\s*as\s+([\w$]+)\s+from\s*"([^"]+)"/g,
+  )) {
+    const member = new RegExp(`(?<![\\w$.])${alias.replace('$', '\\$')}\\.([\\w$]+)`, 'g');
+    for (const [, name = ''] of ownBundle.matchAll(member)) add(from, name);
+  }
+  return [...names].map(([from, set]) => `export { ${[...set].join(', ')} } from '${from}';`).join('\n');
 }
 
 const kb = (bytes: number): string => `${(bytes / 1024).toFixed(2)} KB`;
@@ -156,8 +194,10 @@ export function formatReport(measurement: BundleMeasurement): string {
     line(rows[0] ?? []),
     ...rows.slice(1).map(line),
     '',
-    `own   (gzip, exact):  ${verdict(measurement.ownGzipBytes, OWN_BUDGET_GZIP_BYTES)}`,
-    `total (gzip):         ${verdict(measurement.totalGzipBytes, TOTAL_BUDGET_GZIP_BYTES)}`,
+    `own, added to the bundle (gzip):  ${verdict(measurement.ownGzipBytes, OWN_BUDGET_GZIP_BYTES)}`,
+    `total (gzip):                     ${verdict(measurement.totalGzipBytes, TOTAL_BUDGET_GZIP_BYTES)}`,
+    `  own code bundled alone (gzip): ${kb(measurement.ownAloneGzipBytes).padStart(9)}  (for reference)`,
+    `  its dependencies alone (gzip): ${kb(measurement.dependenciesGzipBytes).padStart(9)}`,
   ].join('\n');
 }
 

@@ -1,13 +1,15 @@
 import { isRetryableFailure } from '../../src/policy/retryable.js';
 import { mayReplay } from '../../src/policy/methods.js';
 import type { Failure } from '../../src/policy/failure.js';
-import type { RequestMachineContext } from './request.types.js';
+import type { ChooseOriginOutput, ReconcileOutput, RequestMachineContext } from './request.types.js';
 
 /**
  * The request machine's questions, as pure functions of its context, so that they can be tested
  * without an actor and read by name in the inspector and the generated diagram.
  */
 type GuardArgs = { context: RequestMachineContext };
+/** These guards read the output of the invoked actor whose done event is being handled. */
+const outputOf = <T>(event: unknown) => (event as { output: T }).output;
 
 const lastFailure = (context: RequestMachineContext): Failure | undefined => context.failures.at(-1);
 
@@ -54,7 +56,11 @@ export const requestGuards = {
     context.reason === 'budget-exhausted',
   /** A write that may have reached its origin stays on it (rules 2 and 7). */
   isPinnedToOrigin: ({ context }: GuardArgs) => context.pinned && context.origin !== undefined,
-  hasChosenOrigin: (_: GuardArgs, params: { origin: string | undefined }) => params.origin !== undefined,
-  isApplied: (_: GuardArgs, params: { status: string }) => params.status === 'applied',
-  isNotApplied: (_: GuardArgs, params: { status: string }) => params.status === 'not-applied',
+  /** `chooseOrigin` named an origin. */
+  hasChosenOrigin: ({ event }: { event: unknown }) =>
+    outputOf<ChooseOriginOutput>(event).origin !== undefined,
+  /** `reconcile` found the write applied. */
+  isApplied: ({ event }: { event: unknown }) => outputOf<ReconcileOutput>(event).status === 'applied',
+  /** `reconcile` found the write not applied: sending it again is safe. */
+  isNotApplied: ({ event }: { event: unknown }) => outputOf<ReconcileOutput>(event).status === 'not-applied',
 };

@@ -107,7 +107,7 @@ export const requestMachine = setup({
             onDone: [
               { guard: 'isPinnedToOrigin', target: 'attempting' },
               {
-                guard: { type: 'hasChosenOrigin', params: ({ event }) => ({ origin: event.output.origin }) },
+                guard: 'hasChosenOrigin',
                 target: 'attempting',
                 actions: { type: 'recordOrigin', params: ({ event }) => event.output },
               },
@@ -215,12 +215,12 @@ export const requestMachine = setup({
             }),
             onDone: [
               {
-                guard: { type: 'isApplied', params: ({ event }) => event.output },
+                guard: 'isApplied',
                 target: '#request.succeeded',
                 actions: { type: 'recordReconcileResult', params: ({ event }) => event.output },
               },
               {
-                guard: { type: 'isNotApplied', params: ({ event }) => event.output },
+                guard: 'isNotApplied',
                 target: 'evaluating',
                 actions: { type: 'recordReconcileResult', params: ({ event }) => event.output },
               },

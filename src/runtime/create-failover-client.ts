@@ -136,8 +136,7 @@ function createClient(
   }
 
   async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
-    if (closed)
-      throw new FailwiseError('failwise: this client is closed; create a new one with createFailoverClient');
+    if (closed) throw new FailwiseError('failwise: this client is closed');
     const prepared = prepareRequest(request, generateKey, strict);
     const requestId = `r${++requests}`;
     const startedAt = clock.now();

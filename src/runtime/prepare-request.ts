@@ -67,7 +67,7 @@ export function prepareRequest(
   if (typeof path !== 'string' || !/^\/(?!\/)/.test(path))
     fail('path', `expected a path starting with "/"${got(path)}`);
   if (lifetime === 'durable' || lifetime === 'cached') {
-    fail('lifetime', `"${lifetime}" needs the outbox and cache, which this version does not have yet`);
+    fail('lifetime', `"${lifetime}" is not available yet: it needs the outbox`);
   }
   if (lifetime !== 'interactive')
     fail('lifetime', `expected "interactive", "durable" or "cached"${got(lifetime)}`);

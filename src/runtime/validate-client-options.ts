@@ -90,7 +90,7 @@ function resolveOrigins(given: unknown, add: (path: string, message: string) => 
     try {
       parsed = new URL(url as string);
     } catch {
-      return fail('url', 'expected an absolute URL such as "https://api.example.com"');
+      return fail('url', 'expected an absolute http(s) URL');
     }
     const { protocol } = parsed;
     if (protocol === 'http:' && allowInsecure !== true) {

@@ -53,9 +53,6 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
           'fetch: no fetch function in this runtime; pass fetchTransport({ fetch })',
         );
       }
-      if (body !== undefined && (upper === 'GET' || upper === 'HEAD')) {
-        return errorResult('unknown', 'no', `fetch: a ${upper} request cannot have a body (to ${host})`);
-      }
       let response: Response | undefined;
       let bytes: ArrayBuffer;
       try {

@@ -92,7 +92,7 @@ export function hostOf(url: string): string {
 
 /** Messages of opaque errors that are safe to repeat: they hold no URL and no value. */
 const SAFE_OPAQUE_MESSAGES: ReadonlySet<string> = new Set(
-  'fetch failed|terminated|bad port|Failed to fetch|Load failed|NetworkError when attempting to fetch resource.|Network request failed|Network Error'.split(
+  'fetch failed|terminated|bad port|Failed to fetch|Load failed|NetworkError when attempting to fetch resource.|Network request failed'.split(
     '|',
   ),
 );
