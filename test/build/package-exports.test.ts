@@ -1,0 +1,89 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, mkdirSync, copyFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// What `npm install failwise` gives an app: the build (tsc, as `npm run build` runs it) resolved through
+// package.json's `exports`, each entry with its types, imported by a real Node process.
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  exports: Record<string, unknown>;
+  dependencies: Record<string, string>;
+  sideEffects: boolean;
+  type: string;
+  engines: { node: string };
+};
+const work = mkdtempSync(join(tmpdir(), 'failwise-pkg-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+/** Every file path the exports map names, whatever the condition. */
+const targets = (value: unknown): string[] =>
+  typeof value === 'string' ? [value] : Object.values(value as Record<string, unknown>).flatMap(targets);
+
+describe('the published package', () => {
+  const installed = join(work, 'node_modules', 'failwise');
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      join(root, 'tsconfig.build.json'),
+      '--outDir',
+      join(installed, 'dist'),
+    ],
+    { cwd: root },
+  );
+  copyFileSync(join(root, 'package.json'), join(installed, 'package.json'));
+  for (const dependency of Object.keys(pkg.dependencies)) {
+    symlinkSync(join(root, 'node_modules', dependency), join(work, 'node_modules', dependency));
+  }
+  mkdirSync(join(work, 'app'));
+
+  it('is ESM, side-effect free, for Node >= 20, with xstate and zod as its only dependencies', () => {
+    expect(pkg.type).toBe('module');
+    expect(pkg.sideEffects).toBe(false);
+    expect(pkg.engines.node).toBe('>=20');
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['xstate', 'zod']);
+  });
+
+  it('has a built file for every path in its exports map, types included', () => {
+    const paths = Object.entries(pkg.exports).flatMap(([, value]) => targets(value));
+    expect(paths.filter((path) => path.endsWith('.d.ts')).length).toBeGreaterThanOrEqual(5);
+    for (const path of paths) expect(existsSync(join(installed, path)), path).toBe(true);
+  });
+
+  it('imports each entry by its public name in a Node process', () => {
+    const script = `
+      const names = async (id) => Object.keys(await import(id)).sort().join(',');
+      console.log(JSON.stringify({
+        root: await names('failwise'), machines: await names('failwise/machines'),
+        node: await names('failwise/node'), browser: await names('failwise/browser'),
+        fetchTransport: (await import('failwise')).fetchTransport.name,
+      }));`;
+    const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
+      cwd: join(work, 'app'),
+      encoding: 'utf8',
+    });
+    const entries = JSON.parse(out) as Record<string, string>;
+    for (const name of [
+      'createFailoverClient',
+      'definePolicy',
+      'fetchTransport',
+      'simulatedClock',
+      'systemClock',
+      'PolicyError',
+      'RequestError',
+      'RequestFailedError',
+    ]) {
+      expect(entries['root']?.split(',')).toContain(name);
+    }
+    expect(entries['machines']).toBe('requestMachine');
+    expect(entries['node']).toBe('nodeHttpTransport');
+    expect(entries['browser']).toBe('fetchTransport');
+    // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).
+    expect(entries['fetchTransport']).toBe('undiciFetchTransport');
+  });
+});
