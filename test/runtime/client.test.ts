@@ -249,3 +249,23 @@ describe('client.close', () => {
     expect(await h.run({ path: '/x' })).toMatchObject({ status: 'succeeded' });
   });
 });
+
+describe('inspection', () => {
+  it('passes the inspect observer to each request actor, as the Stately inspector needs', async () => {
+    const inspected: { type: string; value?: unknown }[] = [];
+    const h = harness([{ reply: respond(503) }, { reply: respond(200) }], {
+      inspect: (event) =>
+        inspected.push({
+          type: event.type,
+          value:
+            event.type === '@xstate.snapshot' ? (event.snapshot as { value?: unknown }).value : undefined,
+        }),
+    });
+    expect(await h.run({ path: '/x' })).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(inspected.some((e) => e.type === '@xstate.actor')).toBe(true);
+    const states = inspected.flatMap((e) => (e.type === '@xstate.snapshot' ? [JSON.stringify(e.value)] : []));
+    expect(states).toEqual(
+      expect.arrayContaining(['{"active":"attempting"}', '{"active":"backingOff"}', '"succeeded"']),
+    );
+  });
+});
