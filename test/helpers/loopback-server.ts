@@ -2,7 +2,8 @@
  * Real servers on 127.0.0.1 for transport tests: an HTTP(S) server that records each request and
  * the writes it applied, a raw TCP server for misbehaving peers, a port nobody listens on, and a
  * self-signed certificate made with the `openssl` CLI. Every server tracks its open sockets so a
- * test can wait (by event, never by sleeping) until the client has let go of them.
+ * test can wait (by event, never by sleeping) until the client has let go of them. `useLoopback()`
+ * closes a test's servers and transports after it.
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,6 +13,8 @@ import * as net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { afterEach } from 'vitest';
+import type { Transport } from '../../src/transports/transport.js';
 
 const execFileAsync = promisify(execFile);
 
@@ -229,4 +232,38 @@ export async function selfSignedCert(): Promise<TlsMaterial> {
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+export interface Loopback {
+  /** `startServer`, closed after the test. */
+  serve(...args: Parameters<typeof startServer>): Promise<LoopbackServer>;
+  /** `startRawServer`, closed after the test. */
+  serveRaw(...args: Parameters<typeof startRawServer>): Promise<RawServer>;
+  /** Calls the transport's `close()` after the test; returns it. */
+  closeAfter<T extends Transport>(transport: T): T;
+}
+
+/**
+ * Servers and transports that are closed after each test of the calling `describe`: the transports
+ * first (so their pooled sockets are let go), then the servers, which destroy any socket left.
+ */
+export function useLoopback(): Loopback {
+  const servers: Array<LoopbackServer | RawServer> = [];
+  const transports: Transport[] = [];
+  afterEach(async () => {
+    for (const transport of transports.splice(0)) await transport.close?.();
+    await Promise.all(servers.splice(0).map((server) => server.close()));
+  });
+  const keep = <S extends LoopbackServer | RawServer>(server: S): S => {
+    servers.push(server);
+    return server;
+  };
+  return {
+    serve: async (...args) => keep(await startServer(...args)),
+    serveRaw: async (...args) => keep(await startRawServer(...args)),
+    closeAfter: (transport) => {
+      transports.push(transport);
+      return transport;
+    },
+  };
 }

@@ -1,6 +1,8 @@
 /** Small helpers shared by the transport tests (not a test file itself). */
 import type { Socket } from 'node:net';
 import { expect } from 'vitest';
+import type { Clock } from '../../src/clock/clock.js';
+import { systemClock } from '../../src/clock/system-clock.js';
 import type { TransportRequest, TransportResult } from '../../src/transports/transport.js';
 
 export type ErrorResult = Extract<TransportResult, { kind: 'error' }>;
@@ -45,3 +47,24 @@ export function expectRedacted(message: string): void {
 
 export const SECRET_QUERY = '?token=secret-query';
 export const SECRET_HEADERS = { authorization: 'Bearer secret-header' } as const;
+
+/** The real clock, counting the timers it holds (a transport given it must leave none behind). */
+export function countingClock(): Clock & { pending(): number } {
+  const active = new Set<unknown>();
+  return {
+    now: () => systemClock.now(),
+    setTimeout(fn, timeoutMs) {
+      const handle: unknown = systemClock.setTimeout((...args) => {
+        active.delete(handle);
+        fn(...args);
+      }, timeoutMs);
+      active.add(handle);
+      return handle;
+    },
+    clearTimeout(handle) {
+      active.delete(handle);
+      systemClock.clearTimeout(handle);
+    },
+    pending: () => active.size,
+  };
+}

@@ -1,56 +1,42 @@
 /**
- * nodeHttpTransport against real servers on 127.0.0.1. DNS failures come from an injected `lookup`,
- * so no test touches a network resolver. Each test also checks that the transport let go of what it
- * held: no timer pending on its clock, and (for failures) no socket open on the server.
+ * nodeHttpTransport against real servers on 127.0.0.1. What every transport must do is in the
+ * shared contract (./transport-contract.ts), run here with all the checks this transport can meet:
+ * exact phases and codes, its own connect timeout, and sockets it owns. This file keeps what is
+ * specific to it: keep-alive agents and close(), the `lookup`, `clock` and `tls` options, and what
+ * Node's http module refuses before sending. DNS failures come from an injected `lookup`, so no test
+ * touches a network resolver. Each test also checks that the transport let go of what it held.
  */
 import type { LookupFunction } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock/clock.js';
-import { systemClock } from '../../src/clock/system-clock.js';
 import {
   nodeHttpTransport,
   type NodeHttpTransportOptions,
 } from '../../src/transports/node-http-transport.js';
 import type { Transport } from '../../src/transports/transport.js';
-import {
-  closedPort,
-  selfSignedCert,
-  startRawServer,
-  startServer,
-  type LoopbackServer,
-  type RawServer,
-  type TlsMaterial,
-} from '../helpers/loopback-server.js';
+import { selfSignedCert, useLoopback } from '../helpers/loopback-server.js';
 import {
   attempt,
-  closed,
+  countingClock,
   expectError,
   expectRedacted,
   expectResponse,
-  SECRET_HEADERS,
   SECRET_QUERY,
 } from '../helpers/transport-assertions.js';
+import { describeTransportContract, NODE_SOCKET_CODES } from './transport-contract.js';
 
-/** The real clock, counting the timers it holds. */
-function countingClock(): Clock & { pending(): number } {
-  const active = new Set<unknown>();
-  return {
-    now: () => systemClock.now(),
-    setTimeout(fn, timeoutMs) {
-      const handle: unknown = systemClock.setTimeout((...args) => {
-        active.delete(handle);
-        fn(...args);
-      }, timeoutMs);
-      active.add(handle);
-      return handle;
-    },
-    clearTimeout(handle) {
-      active.delete(handle);
-      systemClock.clearTimeout(handle);
-    },
-    pending: () => active.size,
-  };
-}
+describeTransportContract('nodeHttpTransport', ({ clock }) => nodeHttpTransport({ clock }), {
+  codes: {
+    ...NODE_SOCKET_CODES,
+    plainTextServer: 'EPROTO',
+    closedBeforeResponse: 'ECONNRESET',
+    bodyCut: 'ECONNRESET',
+  },
+  exactResults: true,
+  connectTimeout: true,
+  tlsResetPhase: 'tls',
+  ownsConnections: true,
+});
 
 /** A clock whose timers run only when the test says so. */
 function manualClock(): Clock & { pending(): number; fireAll(): void } {
@@ -95,97 +81,12 @@ const loopbackLookup: LookupFunction = (_hostname, options, callback) => {
 };
 
 describe('nodeHttpTransport', { timeout: 5_000 }, () => {
-  const servers: Array<LoopbackServer | RawServer> = [];
-  const transports: Transport[] = [];
-  async function serve(...args: Parameters<typeof startServer>): Promise<LoopbackServer> {
-    const server = await startServer(...args);
-    servers.push(server);
-    return server;
-  }
-  async function serveRaw(...args: Parameters<typeof startRawServer>): Promise<RawServer> {
-    const server = await startRawServer(...args);
-    servers.push(server);
-    return server;
-  }
-  function transport(options: NodeHttpTransportOptions = {}): Transport {
-    const made = nodeHttpTransport(options);
-    transports.push(made);
-    return made;
-  }
-  let tls: TlsMaterial | undefined;
-  async function cert(): Promise<TlsMaterial> {
-    tls ??= await selfSignedCert();
-    return tls;
-  }
-  afterEach(async () => {
-    for (const made of transports.splice(0)) await made.close?.();
-    await Promise.all(servers.splice(0).map((server) => server.close()));
-  });
+  const { serve, serveRaw, closeAfter } = useLoopback();
+  const transport = (options: NodeHttpTransportOptions = {}): Transport =>
+    closeAfter(nodeHttpTransport(options));
 
   it('is named node:http', () => {
     expect(transport().name).toBe('node:http');
-  });
-
-  it('sends method, headers and body and resolves with the whole response', async () => {
-    const server = await serve(({ res }) => {
-      res.setHeader('set-cookie', ['a=1', 'b=2']);
-      res.writeHead(201, 'Made', { 'content-type': 'text/plain', 'x-order': '42' });
-      res.end('created order 42');
-    });
-    const clock = countingClock();
-    const result = await transport({ clock }).send(
-      attempt(`${server.url}/v1/orders`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'idempotency-key': 'k-1' },
-        body: '{"item":1}',
-      }),
-    );
-    const response = expectResponse(result);
-    expect(response.status).toBe(201);
-    expect(response.statusText).toBe('Made');
-    expect(response.headers.get('x-order')).toBe('42');
-    expect(response.headers.getSetCookie()).toEqual(['a=1', 'b=2']);
-    expect(await response.text()).toBe('created order 42');
-    expect(server.requests).toEqual([
-      expect.objectContaining({ method: 'POST', url: '/v1/orders', body: '{"item":1}' }),
-    ]);
-    expect(server.requests[0]?.headers['idempotency-key']).toBe('k-1');
-    expect(clock.pending()).toBe(0);
-  });
-
-  it('sends a Uint8Array body byte for byte', async () => {
-    const server = await serve(({ res }) => res.end());
-    await transport().send(attempt(server.url, { method: 'PUT', body: new TextEncoder().encode('bytes') }));
-    expect(server.requests[0]?.body).toBe('bytes');
-  });
-
-  it.each([
-    [503, 'Service Unavailable'],
-    [429, 'Too Many Requests'],
-  ])('resolves a %i as a response and keeps its Retry-After header and body', async (status, text) => {
-    const server = await serve(({ res }) => {
-      res.writeHead(status, text, { 'retry-after': '7' });
-      res.end('{"error":"busy"}');
-    });
-    const response = expectResponse(await transport().send(attempt(server.url)));
-    expect(response.status).toBe(status);
-    expect(response.statusText).toBe(text);
-    expect(response.headers.get('retry-after')).toBe('7');
-    expect(await response.text()).toBe('{"error":"busy"}');
-  });
-
-  it('gives a 204 and a HEAD response a null body', async () => {
-    const server = await serve(({ req, res }) => {
-      res.writeHead(req.method === 'HEAD' ? 200 : 204, { 'x-seen': req.method ?? '' });
-      res.end();
-    });
-    const made = transport();
-    const noContent = expectResponse(await made.send(attempt(server.url, { method: 'DELETE' })));
-    expect(noContent.status).toBe(204);
-    expect(noContent.body).toBeNull();
-    const head = expectResponse(await made.send(attempt(server.url, { method: 'HEAD' })));
-    expect(head.body).toBeNull();
-    expect(head.headers.get('x-seen')).toBe('HEAD');
   });
 
   it('keeps the connection for the next attempt and closes it on close()', async () => {
@@ -240,41 +141,6 @@ describe('nodeHttpTransport', { timeout: 5_000 }, () => {
     },
   );
 
-  it('reports connect with requestSent no when the port refuses', async () => {
-    const port = await closedPort();
-    const clock = countingClock();
-    const result = expectError(await transport({ clock }).send(attempt(`http://127.0.0.1:${port}/x`)));
-    expect(result).toEqual({
-      kind: 'error',
-      phase: 'connect',
-      requestSent: 'no',
-      code: 'ECONNREFUSED',
-      message: `ECONNREFUSED connecting to 127.0.0.1:${port}`,
-    });
-    expect(clock.pending()).toBe(0);
-  });
-
-  it('reports connect-timeout with requestSent no when the TLS handshake never finishes', async () => {
-    // The peer accepts the TCP connection but never answers the ClientHello.
-    const server = await serveRaw((socket) => socket.resume());
-    const clock = countingClock();
-    const startedAt = performance.now();
-    const result = expectError(
-      await transport({ clock }).send(
-        attempt(`https://127.0.0.1:${server.port}/x`, { connectTimeoutMs: 100 }),
-      ),
-    );
-    expect(result).toEqual({
-      kind: 'error',
-      phase: 'connect-timeout',
-      requestSent: 'no',
-      message: `no TLS handshake to 127.0.0.1:${server.port} within 100 ms`,
-    });
-    expect(performance.now() - startedAt).toBeLessThan(1_000);
-    expect(clock.pending()).toBe(0);
-    await server.waitForNoSockets();
-  });
-
   it('times the connect timeout on the injected clock', async () => {
     const server = await serveRaw((socket) => socket.resume());
     const clock = manualClock();
@@ -301,116 +167,11 @@ describe('nodeHttpTransport', { timeout: 5_000 }, () => {
     expect(await expectResponse(await sending).text()).toBe('late');
   });
 
-  it('reports tls with requestSent no for an untrusted self-signed certificate', async () => {
-    const server = await serve(({ res }) => res.end('never'), { tls: await cert() });
-    const result = expectError(
-      await transport().send(attempt(`${server.url}/x`, { method: 'POST', body: 'x' })),
-    );
-    expect(result).toMatchObject({ phase: 'tls', requestSent: 'no', code: 'DEPTH_ZERO_SELF_SIGNED_CERT' });
-    expect(server.requests).toEqual([]);
-    await server.waitForNoSockets();
-  });
-
   it('trusts the certificate authorities given in tls.ca', async () => {
-    const material = await cert();
+    const material = await selfSignedCert();
     const server = await serve(({ res }) => res.end('secure'), { tls: material });
     const result = await transport({ tls: { ca: material.cert } }).send(attempt(server.url));
     expect(await expectResponse(result).text()).toBe('secure');
-  });
-
-  it('reports tls with requestSent no when the peer hangs up during the TLS handshake', async () => {
-    const server = await serveRaw((socket) => socket.once('data', () => socket.end()));
-    const result = expectError(await transport().send(attempt(`https://127.0.0.1:${server.port}/x`)));
-    expect(result).toMatchObject({ phase: 'tls', requestSent: 'no', code: 'ECONNRESET' });
-  });
-
-  it('reports tls with requestSent no when the peer resets during the TLS handshake', async () => {
-    const server = await serveRaw((socket) => socket.once('data', () => socket.resetAndDestroy()));
-    const result = expectError(await transport().send(attempt(`https://127.0.0.1:${server.port}/x`)));
-    expect(result).toMatchObject({ phase: 'tls', requestSent: 'no', code: 'ECONNRESET' });
-  });
-
-  it('reports connection-lost with requestSent unknown when the server closes before answering', async () => {
-    const server = await serve(({ req }) => req.socket.destroy());
-    const clock = countingClock();
-    const result = expectError(await transport({ clock }).send(attempt(`${server.url}/x`)));
-    expect(result).toMatchObject({ phase: 'connection-lost', requestSent: 'unknown', code: 'ECONNRESET' });
-    expect(clock.pending()).toBe(0);
-  });
-
-  it('reports connection-lost with requestSent unknown when the server resets after reading the request', async () => {
-    const server = await serve(({ req }) => req.socket.resetAndDestroy());
-    const result = expectError(
-      await transport().send(attempt(`${server.url}/x`, { method: 'POST', body: 'a' })),
-    );
-    expect(result).toMatchObject({ phase: 'connection-lost', requestSent: 'unknown', code: 'ECONNRESET' });
-  });
-
-  it('reports connection-lost with requestSent unknown when the server applied the write, then dropped the connection', async () => {
-    const server = await serve(({ req, markApplied }) => {
-      markApplied();
-      req.socket.destroy();
-    });
-    const result = expectError(
-      await transport().send(attempt(`${server.url}/v1/orders`, { method: 'POST', body: '{"item":1}' })),
-    );
-    expect(result).toMatchObject({ phase: 'connection-lost', requestSent: 'unknown' });
-    expect(server.appliedWrites).toBe(1);
-    expect(server.requests[0]?.body).toBe('{"item":1}');
-  });
-
-  it('reports connection-lost with requestSent yes when the body is cut mid-way', async () => {
-    const server = await serve(({ req, res }) => {
-      res.writeHead(200, { 'content-length': '100' });
-      res.write('only part', () => req.socket.destroy());
-    });
-    const clock = countingClock();
-    const result = expectError(await transport({ clock }).send(attempt(`${server.url}/x`)));
-    expect(result).toMatchObject({ phase: 'connection-lost', requestSent: 'yes' });
-    expect(result.message).toContain('while reading the response body');
-    expect(clock.pending()).toBe(0);
-    await server.waitForNoSockets();
-  });
-
-  it('resolves an abort mid-request promptly with the aborted result and leaves no socket or timer', async () => {
-    const server = await serve(() => undefined);
-    const clock = countingClock();
-    const controller = new AbortController();
-    const sending = transport({ clock }).send(attempt(`${server.url}/slow`, { signal: controller.signal }));
-    const socket = await server.nextSocket();
-    await server.nextRequest();
-    const abortedAt = performance.now();
-    controller.abort();
-    const result = await sending;
-    expect(performance.now() - abortedAt).toBeLessThan(500);
-    expect(result).toEqual({ kind: 'error', phase: 'unknown', requestSent: 'unknown', message: 'aborted' });
-    expect(clock.pending()).toBe(0);
-    await closed(socket);
-    await server.waitForNoSockets();
-    expect(server.sockets).toHaveLength(1);
-  });
-
-  it('resolves an abort during the connect phase and clears the connect timer', async () => {
-    const server = await serveRaw((socket) => socket.resume());
-    const clock = countingClock();
-    const controller = new AbortController();
-    const sending = transport({ clock }).send(
-      attempt(`https://127.0.0.1:${server.port}/x`, { signal: controller.signal, connectTimeoutMs: 60_000 }),
-    );
-    await server.nextSocket();
-    controller.abort();
-    expect(await sending).toMatchObject({ phase: 'unknown', message: 'aborted' });
-    expect(clock.pending()).toBe(0);
-    await server.waitForNoSockets();
-  });
-
-  it('resolves an attempt whose signal already fired without connecting', async () => {
-    const server = await serve(({ res }) => res.end());
-    const controller = new AbortController();
-    controller.abort();
-    const result = await transport().send(attempt(server.url, { signal: controller.signal }));
-    expect(result).toEqual({ kind: 'error', phase: 'unknown', requestSent: 'unknown', message: 'aborted' });
-    expect(server.sockets).toHaveLength(0);
   });
 
   it('reports an unsupported protocol without sending', async () => {
@@ -423,23 +184,6 @@ describe('nodeHttpTransport', { timeout: 5_000 }, () => {
   });
 
   describe('messages (rule 9)', () => {
-    const init = { method: 'POST', headers: { ...SECRET_HEADERS }, body: 'secret-body' } as const;
-
-    it('leave out the query string and header values when the connection is refused', async () => {
-      const port = await closedPort();
-      const result = expectError(
-        await transport().send(attempt(`http://127.0.0.1:${port}/x${SECRET_QUERY}`, init)),
-      );
-      expectRedacted(result.message);
-    });
-
-    it('leave out the query string and header values when the connection is lost', async () => {
-      const server = await serve(({ req }) => req.socket.destroy());
-      const result = expectError(await transport().send(attempt(`${server.url}/x${SECRET_QUERY}`, init)));
-      expect(server.requests[0]?.url).toBe(`/x${SECRET_QUERY}`);
-      expectRedacted(result.message);
-    });
-
     it('leave out a header value Node refuses', async () => {
       const server = await serve(({ res }) => res.end());
       const result = expectError(
