@@ -1,6 +1,6 @@
 import { fc } from '@fast-check/vitest';
 import type { PolicyInput } from '../../src/policy/policy.js';
-import type { TransportResult } from '../../src/transports/transport.js';
+import type { TransportErrorPhase, TransportResult } from '../../src/transports/transport.js';
 import type { ScriptedReply } from './scripted-transport.js';
 import { respond } from './scripted-transport.js';
 
@@ -54,7 +54,8 @@ const statusArb = fc.oneof(
   fc.integer({ min: 200, max: 599 }),
 );
 
-const phaseArb = fc.constantFrom(
+/** Every phase a transport can report, in the order of the CONTRACT's table. */
+export const TRANSPORT_ERROR_PHASES: readonly TransportErrorPhase[] = [
   'offline',
   'dns',
   'connect',
@@ -63,7 +64,9 @@ const phaseArb = fc.constantFrom(
   'response-timeout',
   'connection-lost',
   'unknown',
-) as fc.Arbitrary<Extract<TransportResult, { kind: 'error' }>['phase']>;
+];
+
+const phaseArb = fc.constantFrom(...TRANSPORT_ERROR_PHASES);
 
 /** Every kind of transport outcome: any status with any Retry-After, any failure phase, a hang or a crash. */
 export const replyArb: fc.Arbitrary<ScriptedReply> = fc.record({

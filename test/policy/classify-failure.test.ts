@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { TRANSPORT_ERROR_PHASES } from '../helpers/arbitraries.js';
 import {
   cancelledFailure,
   classifyResult,
@@ -7,7 +8,7 @@ import {
   failureClassOfPhase,
   timeoutFailure,
 } from '../../src/policy/classify-failure.js';
-import type { TransportErrorPhase, TransportResult } from '../../src/policy/transport-result.js';
+import type { TransportResult } from '../../src/policy/transport-result.js';
 
 const now = Date.UTC(1994, 10, 6, 8, 49, 0);
 
@@ -131,16 +132,7 @@ describe('classifyResult', () => {
   );
 
   it('has a class and a requestSent default for every phase', () => {
-    const phases: TransportErrorPhase[] = [
-      'offline',
-      'dns',
-      'connect',
-      'connect-timeout',
-      'tls',
-      'response-timeout',
-      'connection-lost',
-      'unknown',
-    ];
+    const phases = TRANSPORT_ERROR_PHASES;
     expect(phases.map(failureClassOfPhase)).toEqual([
       'offline',
       'dns',
