@@ -1,3 +1,6 @@
+/** An RFC 9110 token (§5.6.2): what an HTTP method and a header field name must be. */
+export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 import type { Failure } from './failure.js';
 
 /**

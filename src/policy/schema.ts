@@ -9,6 +9,7 @@
  * wherever it is used. Checks between fields (`timeouts.attemptMs <= budgetMs`, ...) are in define-policy.ts.
  */
 import * as z from 'zod/mini';
+import { HTTP_TOKEN } from './methods.js';
 import { neverRetriedStatuses } from './retryable.js';
 
 /**
@@ -87,7 +88,7 @@ const positiveMs = z.optional(integer(z.gt(0)));
 const waitMs = z.optional(integer(z.gte(0)));
 
 /** An HTTP field name: an RFC 9110 §5.6.2 token. */
-const headerName = z.string(withMessages).check(z.regex(/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/));
+const headerName = z.string(withMessages).check(z.regex(HTTP_TOKEN));
 
 /** A strict object: an unknown key is reported (define-policy.ts turns it into `path.key: unknown option`). */
 const group = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObject(shape, withMessages);

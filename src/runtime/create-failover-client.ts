@@ -141,7 +141,7 @@ function createClient(
     const requestId = `r${++requests}`;
     const startedAt = clock.now();
     const entry: InFlight = { prepared };
-    // Decision events: redacted by an allow-list; an observer that throws cannot change the request.
+    // Decision events, redacted (src/runtime/redact.ts); an observer that throws cannot change the request.
     const emit = (
       type: DecisionEvent['type'],
       originId: string | undefined,

@@ -1,4 +1,4 @@
-import { isWrite } from '../policy/methods.js';
+import { HTTP_TOKEN, isWrite } from '../policy/methods.js';
 import { RequestError } from '../errors/request-error.js';
 
 /** One request, as `client.request` takes it. */
@@ -61,8 +61,7 @@ export function prepareRequest(
   }
   const { path, lifetime = 'interactive', idempotent, idempotencyKey: key, deadlineMs, signal } = request;
   const method = String(request.method ?? 'GET');
-  if (!/^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/.test(method))
-    fail('method', `expected an HTTP method token${got(method)}`);
+  if (!HTTP_TOKEN.test(method)) fail('method', `expected an HTTP method token${got(method)}`);
   const upper = method.toUpperCase();
   if (typeof path !== 'string' || !/^\/(?!\/)/.test(path))
     fail('path', `expected a path starting with "/"${got(path)}`);
