@@ -107,6 +107,9 @@ const limits: Readonly<Record<string, string>> = {
   'timeouts.attemptMs': 'budgetMs',
   'timeouts.connectMs': 'timeouts.attemptMs',
   'backoff.initialMs': 'backoff.maxMs',
+  'health.suspectAfter': 'health.failoverAfter',
+  'health.minFailedOverMs': 'health.maxFailedOverMs',
+  'durable.initialMs': 'durable.maxMs',
 };
 
 /** The value at `keys` in an object, or `undefined`. */

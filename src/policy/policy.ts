@@ -89,6 +89,78 @@ export interface Policy {
    * @default false
    */
   attemptHeader: string | false;
+  /** When the primary origin counts as failing, and how traffic fails back (docs/failover.md). */
+  health: HealthPolicy;
+  /** How the outbox sends durable work (docs/durable.md). */
+  durable: DurablePolicy;
+}
+
+/**
+ * Origin health criteria and failback hysteresis. A failure counts against an origin when it says the origin
+ * is unwell: no connection, a timeout, a broken connection, a TLS failure, a 5xx. A 429, any other 4xx,
+ * `cancelled`, `offline`, and any failure while connectivity says offline never count.
+ */
+export interface HealthPolicy {
+  /**
+   * Consecutive counted failures on the primary that make it `suspect` (traffic stays on it).
+   * @default 2
+   */
+  suspectAfter: number;
+  /**
+   * Consecutive successes that make a `suspect` primary `healthy` again. Less than `suspectAfter` by
+   * default: leaving `healthy` takes more evidence than returning to it.
+   * @default 1
+   */
+  recoverAfter: number;
+  /**
+   * Consecutive counted failures on the primary that fail traffic over to the backups. A TLS failure fails
+   * over at once. Must be >= `suspectAfter`.
+   * @default 5
+   */
+  failoverAfter: number;
+  /**
+   * Fails over when at least this share of the primary's outcomes in the last `windowMs` were counted
+   * failures, once there were at least `minRequests` of them (as Polly v8 and resilience4j do).
+   * @default 0.5
+   */
+  failureRatio: number;
+  /** The sliding window of `failureRatio`. @default 30000 */
+  windowMs: number;
+  /** Outcomes needed in the window before `failureRatio` is judged. @default 10 */
+  minRequests: number;
+  /**
+   * The least time traffic stays failed over before the primary is probed. It doubles after each failed
+   * probe and each failover soon after a failback, up to `maxFailedOverMs` (Envoy's growing ejection time),
+   * and returns to this value once the primary has stayed up for `maxFailedOverMs`.
+   * @default 30000
+   */
+  minFailedOverMs: number;
+  /** The longest failed-over wait. Must be >= `minFailedOverMs`. @default 300000 */
+  maxFailedOverMs: number;
+  /** Consecutive successful probes of the primary that fail traffic back to it. @default 3 */
+  probeSuccesses: number;
+  /** The wait between two probes while probing failback. @default 5000 */
+  probeIntervalMs: number;
+  /** A probe that has not answered within this time failed. @default 5000 */
+  probeTimeoutMs: number;
+}
+
+/** How durable work is retried from the outbox, bounded like Android WorkManager's backoff. */
+export interface DurablePolicy {
+  /** `exponential` doubles the wait after each failed send; `linear` adds `initialMs` each time. @default 'exponential' */
+  backoff: 'exponential' | 'linear';
+  /** The first wait after a failed send. @default 10000 */
+  initialMs: number;
+  /** No wait is longer (5 hours). Must be >= `initialMs`. @default 18000000 */
+  maxMs: number;
+  /** Attempts per entry, the live ones included; then it is dead-lettered (`attempts-exhausted`). @default 10 */
+  maxAttempts: number;
+  /** An entry older than this is dead-lettered (`expired`) instead of sent (7 days, as Workbox). @default 604800000 */
+  maxAgeMs: number;
+  /** `fifo`: one queue, in order. `per-key`: entries with the same `orderKey` keep their order, others do not wait for them. @default 'fifo' */
+  order: 'fifo' | 'per-key';
+  /** Entries sent at the same time. @default 1 */
+  concurrency: number;
 }
 
 /** What `definePolicy` and `createFailoverClient({ policy })` accept: any part of a policy. */

@@ -65,7 +65,10 @@ function issueMessage(issue: z.core.$ZodRawIssue): string {
         : code === 'custom'
           ? 'an integer'
           : code === 'invalid_value'
-            ? '"full", "equal", "decorrelated" or "none"'
+            ? issue.values
+                .map((value) => JSON.stringify(value))
+                .join(', ')
+                .replace(/, ([^,]*)$/, ' or $1')
             : code === 'invalid_union'
               ? 'an HTTP header name or false'
               : code === 'invalid_format'
@@ -86,6 +89,8 @@ const integer = (low: z.core.$ZodCheck<number>, max = MAX_TIMER_MS, ...more: z.c
 /** A whole number of milliseconds: `> 0` for timeouts and budgets, `>= 0` for waits. */
 const positiveMs = z.optional(integer(z.gt(0)));
 const waitMs = z.optional(integer(z.gte(0)));
+/** How many times something must happen: 1 to 1000. */
+const count = z.optional(integer(z.gte(1), 1000));
 
 /** An HTTP field name: an RFC 9110 §5.6.2 token. */
 const headerName = z.string(withMessages).check(z.regex(HTTP_TOKEN));
@@ -124,4 +129,30 @@ export const policyInputSchema = group({
   retryAfter: z.optional(group({ maxMs: waitMs })),
   idempotency: z.optional(group({ header: z.optional(headerName) })),
   attemptHeader: z.optional(z.union([headerName, z.literal(false)], withMessages)),
+  health: z.optional(
+    group({
+      suspectAfter: count,
+      recoverAfter: count,
+      failoverAfter: count,
+      failureRatio: z.optional(number(z.gt(0), z.lte(1))),
+      windowMs: positiveMs,
+      minRequests: count,
+      minFailedOverMs: positiveMs,
+      maxFailedOverMs: positiveMs,
+      probeSuccesses: count,
+      probeIntervalMs: positiveMs,
+      probeTimeoutMs: positiveMs,
+    }),
+  ),
+  durable: z.optional(
+    group({
+      backoff: z.optional(z.enum(['exponential', 'linear'], withMessages)),
+      initialMs: positiveMs,
+      maxMs: positiveMs,
+      maxAttempts: z.optional(integer(z.gte(1), 1000)),
+      maxAgeMs: positiveMs,
+      order: z.optional(z.enum(['fifo', 'per-key'], withMessages)),
+      concurrency: z.optional(integer(z.gte(1), 100)),
+    }),
+  ),
 });

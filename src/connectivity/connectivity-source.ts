@@ -1,0 +1,18 @@
+/**
+ * What the device says about its network (CONTRACT rule 6). A hint only: `online` never proves an origin
+ * healthy (a captive portal, a VPN or a dead API all say `online`), it only wakes waiting work; `offline`
+ * stops sending (an interactive request fails `offline` at once, durable work waits) and keeps failures
+ * from counting against an origin's health. `changed` is a network switch (Wi-Fi to cellular): what was
+ * in flight may break (`connection-lost`), nothing else follows from it.
+ */
+export type ConnectivityHint = 'online' | 'offline' | 'changed';
+
+/** `unknown` is treated as online: failwise never stops sending on a guess. */
+export type ConnectivityState = 'online' | 'offline' | 'unknown';
+
+export interface ConnectivitySource {
+  /** The state now. Called often: must be cheap and never throw. */
+  current(): ConnectivityState;
+  /** Calls `listener` on every hint until the returned function is called. */
+  subscribe(listener: (hint: ConnectivityHint) => void): () => void;
+}
