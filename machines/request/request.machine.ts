@@ -53,17 +53,26 @@ export const requestMachine = setup({
       origin: context.origin ?? '',
       at: context.attemptStartedAt,
     })),
-    announceAttemptFailure: enqueueActions(({ context, enqueue }) => {
+    announceAttemptResult: enqueueActions(({ context, enqueue }) => {
       const failure = context.failures.at(-1);
-      // Called after every attempt; only a failed one is announced.
-      if (context.response || !failure) return;
-      enqueue.emit({
-        type: 'attempt-failed',
-        attempt: context.attempts,
-        origin: failure.origin,
-        failure,
-        at: context.now,
-      });
+      if (context.response) {
+        const latencyMs = context.now - context.attemptStartedAt;
+        enqueue.emit({
+          type: 'attempt-succeeded',
+          attempt: context.attempts,
+          origin: context.origin ?? '',
+          latencyMs,
+          at: context.now,
+        });
+      } else if (failure) {
+        enqueue.emit({
+          type: 'attempt-failed',
+          attempt: context.attempts,
+          origin: failure.origin,
+          failure,
+          at: context.now,
+        });
+      }
     }),
     announceRetry: emit(({ context }) => ({
       type: 'retry-scheduled' as const,
@@ -135,21 +144,21 @@ export const requestMachine = setup({
               target: 'evaluating',
               actions: [
                 { type: 'recordAttemptResult', params: ({ event }) => event.output },
-                'announceAttemptFailure',
+                'announceAttemptResult',
               ],
             },
             onError: {
               target: 'evaluating',
               actions: [
                 { type: 'recordTransportCrash', params: ({ event }) => ({ error: event.error }) },
-                'announceAttemptFailure',
+                'announceAttemptResult',
               ],
             },
           },
           after: {
             attemptTimeout: {
               target: 'evaluating',
-              actions: ['recordAttemptTimeout', 'announceAttemptFailure'],
+              actions: ['recordAttemptTimeout', 'announceAttemptResult'],
             },
           },
         },

@@ -135,6 +135,7 @@ export type RequestMachineEvent = { type: 'request.cancel' };
 /** Emitted as the request goes: the runtime turns these into redacted decision events. */
 export type RequestMachineEmitted =
   | { type: 'attempt-started'; attempt: number; origin: string; at: number }
+  | { type: 'attempt-succeeded'; attempt: number; origin: string; latencyMs: number; at: number }
   | { type: 'attempt-failed'; attempt: number; origin: string; failure: Failure; at: number }
   | {
       type: 'retry-scheduled';

@@ -130,8 +130,8 @@ export interface HealthPolicy {
   minRequests: number;
   /**
    * The least time traffic stays failed over before the primary is probed. It doubles after each failed
-   * probe and each failover soon after a failback, up to `maxFailedOverMs` (Envoy's growing ejection time),
-   * and returns to this value once the primary has stayed up for `maxFailedOverMs`.
+   * probe and on each failover within `maxFailedOverMs` of a failback, up to `maxFailedOverMs` (Envoy's
+   * growing ejection time); a failover after the primary stayed up longer starts again from this value.
    * @default 30000
    */
   minFailedOverMs: number;

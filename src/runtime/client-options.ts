@@ -1,5 +1,6 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import type { Clock } from '../clock/clock.js';
+import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Failure } from '../policy/failure.js';
 import type { Policy, PolicyInput } from '../policy/policy.js';
 import type { Transport } from '../transports/transport.js';
@@ -23,7 +24,23 @@ export interface OriginConfig {
    * @default 'send'
    */
   credentials?: 'send' | 'omit';
+  /**
+   * What this origin may be sent: `reads` for a read replica or a cache that must never get a write (writes
+   * skip it, and end `no-healthy-origin` when no origin that takes them is usable).
+   * @default 'all'
+   */
+  accepts?: 'all' | 'reads';
 }
+
+/**
+ * How the primary is checked before traffic fails back to it: a request (sent with no credentials, no
+ * retries, within `policy.health.probeTimeoutMs`) that succeeds when the origin answers with a status below
+ * 500 other than 429; or the app's own check, resolving `true` when the primary is fit to take traffic.
+ * @default { method: 'HEAD', path: '/' }
+ */
+export type ProbeOption =
+  | { method?: 'GET' | 'HEAD'; path?: string }
+  | ((origin: { id: string; url: string }, signal: AbortSignal) => Promise<boolean>);
 
 /** The request as the `reconcile` hook sees it. */
 export interface ReconcileRequest {
@@ -61,6 +78,14 @@ export interface FailoverClientOptions {
   onEvent?: (event: DecisionEvent) => void;
   /** An XState inspection observer, e.g. `createBrowserInspector().inspect` (docs/inspect.md). */
   inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  /**
+   * Where online/offline hints come from (`browserConnectivity()` in failwise/browser, or `manualConnectivity()`).
+   * Hints only schedule work: offline stops sending and keeps failures from counting against an origin;
+   * online never marks an origin healthy (CONTRACT rule 6). @default none: always treated as online
+   */
+  connectivity?: ConnectivitySource;
+  /** How the primary is probed before failback (docs/failover.md). */
+  probe?: ProbeOption;
   /** Randomness for backoff jitter, in [0, 1). @default Math.random */
   random?: () => number;
   /** Makes keys for `idempotencyKey: 'auto'`. @default crypto.randomUUID */

@@ -13,6 +13,8 @@ import type {
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
 import { createAuthCoordinator } from './auth-coordinator.js';
+import { createHealthMonitor, type HealthSnapshot } from './health-monitor.js';
+import { createProbe } from './probe.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEvent } from './decision-events.js';
 import { prepareRequest, type FailoverRequest, type PreparedRequest } from './prepare-request.js';
@@ -30,7 +32,9 @@ export interface FailoverClient {
    * with `RequestFailedError` carrying the whole outcome.
    */
   fetch(path: string, init?: FetchInit): Promise<Response>;
-  /** Ends every request in flight (`cancelled`), stops every timer and releases the transport. */
+  /** The origin set's health: its state, the origin reads go to now, and since when (docs/failover.md). */
+  health(): HealthSnapshot;
+  /** Ends every request in flight (`cancelled`), stops every timer and probe, and releases the transport. */
   close(): Promise<void>;
 }
 
@@ -65,7 +69,7 @@ function createClient(
   defaultTransport: (clock: Clock) => Transport,
 ): FailoverClient {
   const { origins, policy } = validateClientOptions(options);
-  const { reconcile, onEvent } = options;
+  const { reconcile, onEvent, connectivity } = options;
   const clock: Clock = options.clock ?? systemClock;
   const transport: Transport = options.transport ?? defaultTransport(clock);
   const auth = options.auth && createAuthCoordinator(options.auth);
@@ -78,10 +82,43 @@ function createClient(
   // The machine only ever names an origin from the list it was given.
   const originOf = (id: string) => originsById.get(id)!;
   const stamp = <T extends object>(value: T) => ({ ...value, at: clock.now() });
+  /** Calls `onEvent` with a redacted event; an observer that throws cannot change what failwise does. */
+  const notify = (event: DecisionEvent) => {
+    try {
+      onEvent?.(redactEvent(event));
+    } catch {
+      // ignored: see above
+    }
+  };
+  const isOffline = () => connectivity?.current() === 'offline';
+
+  const monitor = createHealthMonitor({
+    origins,
+    policy,
+    clock,
+    connectivity,
+    inspect: options.inspect,
+    probe: createProbe(options.probe, { transport, clock, policy, originOf }),
+    onChange: (change, active) =>
+      notify({
+        type: 'health-changed',
+        requestId: '',
+        method: '',
+        path: '',
+        origin: active ?? '',
+        host: (active && originOf(active).host) ?? '',
+        attempt: 0,
+        elapsedMs: 0,
+        from: change.from,
+        to: change.to,
+        criterion: change.criterion,
+      }),
+  });
 
   const driver = createRequestDriver(
     {
       transport: runAttempt,
+      chooseOrigin: ({ write }) => Promise.resolve(stamp({ origin: monitor.choose(write) })),
       refreshAuth: auth && (async ({ authGeneration }) => (await auth.refresh(authGeneration), stamp({}))),
       reconcile:
         reconcile &&
@@ -98,6 +135,16 @@ function createClient(
   async function runAttempt(input: AttemptInput, signal: AbortSignal) {
     const { prepared } = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
+    // Rule 6: nothing is sent while the connectivity source says offline.
+    if (isOffline()) {
+      const offline: TransportResult = {
+        kind: 'error',
+        phase: 'offline',
+        requestSent: 'no',
+        message: 'the connectivity source reports offline; nothing was sent',
+      };
+      return stamp(offline);
+    }
     const headers: Record<string, string> = { ...prepared.headers };
     let authGeneration: number | undefined;
     if (origin.credentials === 'omit') {
@@ -149,25 +196,39 @@ function createClient(
       details: Partial<DecisionEvent> = {},
     ) => {
       const origin = originsById.get(originId ?? '');
-      try {
-        onEvent?.(
-          redactEvent({
-            ...details,
-            type,
-            requestId,
-            method: prepared.method,
-            path: prepared.path,
-            origin: origin?.id ?? '',
-            host: origin?.host ?? '',
-            attempt,
-            elapsedMs: clock.now() - startedAt,
-          }),
-        );
-      } catch {
-        // ignored: see above
-      }
+      notify({
+        ...details,
+        type,
+        requestId,
+        method: prepared.method,
+        path: prepared.path,
+        origin: origin?.id ?? '',
+        host: origin?.host ?? '',
+        attempt,
+        elapsedMs: clock.now() - startedAt,
+      });
     };
     const onEmitted = (event: RequestMachineEmitted) => {
+      // Every attempt's outcome feeds the origin set's health; a success is not a decision event.
+      if (event.type === 'attempt-succeeded') {
+        monitor.report({
+          type: 'attempt.succeeded',
+          origin: event.origin,
+          latencyMs: event.latencyMs,
+          at: event.at,
+        });
+        return;
+      }
+      if (event.type === 'attempt-failed') {
+        const { failure } = event;
+        monitor.report({
+          type: 'attempt.failed',
+          origin: failure.origin,
+          failureClass: failure.class,
+          status: failure.status,
+          at: event.at,
+        });
+      }
       const failure = event.type === 'attempt-started' ? undefined : event.failure;
       emit(event.type, event.origin, event.attempt, {
         failureClass: failure?.class,
@@ -178,6 +239,11 @@ function createClient(
       });
     };
 
+    // Rule 6: while the connectivity source says offline, an interactive request fails at once.
+    if (isOffline()) {
+      emit('failed', undefined, 0, { reason: 'offline' });
+      return { status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 };
+    }
     inFlight.set(requestId, entry);
     const { signal } = prepared;
     const cancel = () => entry.running?.cancel();
@@ -186,7 +252,7 @@ function createClient(
         {
           requestId,
           method: prepared.method,
-          origins: [origins[0]!.id],
+          origins: origins.map((origin) => origin.id),
           write: prepared.write,
           idempotencyKey: prepared.idempotencyKey,
           policy,
@@ -217,6 +283,7 @@ function createClient(
   return {
     policy,
     request: (req) => request(req),
+    health: () => monitor.health(),
     async fetch(path, init = {}) {
       const outcome = await request({ ...init, path }, false);
       if (outcome.status === 'succeeded') return outcome.response;
@@ -227,6 +294,7 @@ function createClient(
       closed = true;
       const pending = [...inFlight.values()];
       for (const entry of pending) entry.running?.cancel();
+      monitor.stop();
       await Promise.allSettled(pending.flatMap((entry) => (entry.running ? [entry.running.done] : [])));
       await transport.close?.();
     },

@@ -1,3 +1,4 @@
+import type { HealthCriterion } from '../policy/health-evidence.js';
 import type { FailReason, FailureClass, RequestSent } from '../policy/failure.js';
 
 export type DecisionEventType =
@@ -33,6 +34,8 @@ export interface DecisionEvent {
   delayMs?: number | undefined;
   retryAfterMs?: number | undefined;
   reason?: FailReason | 'durable' | undefined;
+  /** `health-changed`: the states before and after, and the criterion that moved it (docs/failover.md). */
   from?: string | undefined;
   to?: string | undefined;
+  criterion?: HealthCriterion | undefined;
 }

@@ -24,8 +24,10 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   random: '',
   generateIdempotencyKey: '',
   inspect: '',
+  connectivity: 'current subscribe',
+  probe: null,
 };
-const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials)$/;
+const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts)$/;
 
 const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -56,6 +58,7 @@ export function validateClientOptions(options: FailoverClientOptions): {
       }
     }
   }
+  checkProbe(options.probe, add);
   const origins = resolveOrigins(options.origins, add);
   let policy: Policy | undefined;
   try {
@@ -80,12 +83,13 @@ function resolveOrigins(given: unknown, add: (path: string, message: string) => 
     const fail = (field: string, message: string) => (add(`${at}.${field}`, message), []);
     if (!isRecord(origin)) return (add(at, 'expected an object { id, url }'), []);
     for (const key of Object.keys(origin)) if (!ORIGIN_FIELDS.test(key)) fail(key, 'unknown option');
-    const { id, url, allowInsecure = false, credentials = 'send' } = origin;
+    const { id, url, allowInsecure = false, credentials = 'send', accepts = 'all' } = origin;
     if (typeof id !== 'string' || id === '') fail('id', 'expected a non-empty string');
     else if (seen.has(id)) fail('id', `duplicate origin id "${id}"`);
     seen.add(id);
     if (typeof allowInsecure !== 'boolean') fail('allowInsecure', 'expected a boolean');
     if (credentials !== 'send' && credentials !== 'omit') fail('credentials', 'expected "send" or "omit"');
+    if (accepts !== 'all' && accepts !== 'reads') fail('accepts', 'expected "all" or "reads"');
     let parsed: URL;
     try {
       parsed = new URL(url as string);
@@ -106,10 +110,23 @@ function resolveOrigins(given: unknown, add: (path: string, message: string) => 
       url,
       allowInsecure,
       credentials,
+      accepts,
       base: parsed.href.replace(/\/+$/, ''),
       host: parsed.host,
     };
     // Shapes that failed above are reported; the client is never built from them.
     return [resolved as ResolvedOrigin];
   });
+}
+
+/** `probe`: the app's function, or the request to send: `{ method?: 'GET' | 'HEAD', path?: '/...' }`. */
+function checkProbe(probe: unknown, add: (path: string, message: string) => void) {
+  if (probe === undefined || typeof probe === 'function') return;
+  if (!isRecord(probe)) return add('probe', 'expected a function or { method, path }');
+  for (const key of Object.keys(probe))
+    if (key !== 'method' && key !== 'path') add(`probe.${key}`, 'unknown option');
+  if (probe.method !== undefined && probe.method !== 'GET' && probe.method !== 'HEAD')
+    add('probe.method', 'expected "GET" or "HEAD"');
+  if (probe.path !== undefined && !(typeof probe.path === 'string' && probe.path.startsWith('/')))
+    add('probe.path', 'expected a path that starts with "/"');
 }

@@ -44,7 +44,13 @@ describe('requestMachine embedded without the client', () => {
     expect(output).toMatchObject({ status: 'succeeded', attempts: 2, origin: 'primary' });
     expect(output.status === 'succeeded' && (await output.response.text())).toBe('attempt 2');
     expect(seen.map((s) => s.origin)).toEqual(['primary', 'primary']);
-    expect(emitted).toEqual(['attempt-started', 'attempt-failed', 'retry-scheduled', 'attempt-started']);
+    expect(emitted).toEqual([
+      'attempt-started',
+      'attempt-failed',
+      'retry-scheduled',
+      'attempt-started',
+      'attempt-succeeded',
+    ]);
     // The inspector sees the request actor and its snapshots, with the states by name.
     expect(inspected.some((e) => e.type === '@xstate.actor')).toBe(true);
     const values = inspected.flatMap((e) =>

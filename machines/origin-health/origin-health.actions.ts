@@ -1,0 +1,146 @@
+import {
+  addOutcome,
+  countsAgainstOrigin,
+  failoverCriterion,
+  noEvidence,
+  type HealthCriterion,
+  type PrimaryEvidence,
+} from '../../src/policy/health-evidence.js';
+import type {
+  OriginHealthContext,
+  OriginHealthEvent,
+  OriginHealthInput,
+  ProbeOutput,
+} from './origin-health.types.js';
+
+/**
+ * The origin-health machine's context updates, as plain functions of `({ context, event }, params)` that
+ * return a partial context: `assign()` wraps them in origin-health.machine.ts, and tests call them directly.
+ */
+type Args = { context: OriginHealthContext; event: OriginHealthEvent };
+type AttemptEvent = Extract<OriginHealthEvent, { type: 'attempt.succeeded' | 'attempt.failed' }>;
+
+export function initialContext(input: OriginHealthInput): OriginHealthContext {
+  return {
+    origins: input.origins,
+    policy: input.policy,
+    now: input.now,
+    online: input.online ?? true,
+    evidence: noEvidence,
+    backupFailures: {},
+    backupDownUntil: {},
+    failedOverMs: input.policy.health.minFailedOverMs,
+    probeSuccesses: 0,
+    since: input.now,
+    failovers: 0,
+  };
+}
+
+export const primaryOf = (context: OriginHealthContext) => context.origins[0]!.id;
+
+/** Whether an attempt's failure counts against its origin (never while offline, rule 6). */
+export function isCounted(context: OriginHealthContext, event: OriginHealthEvent): boolean {
+  return (
+    event.type === 'attempt.failed' && countsAgainstOrigin(event.failureClass, event.status, context.online)
+  );
+}
+
+/** The primary's evidence with this event's outcome added; unchanged for an uncounted failure. */
+export function evidenceAfter(context: OriginHealthContext, event: AttemptEvent): PrimaryEvidence {
+  const failed = event.type === 'attempt.failed';
+  if (failed && !isCounted(context, event)) return context.evidence;
+  return addOutcome(context.evidence, context.policy.health, event.at, failed);
+}
+
+/** The criterion this primary failure trips, if it counts and any does. */
+export function tripped(context: OriginHealthContext, event: OriginHealthEvent): HealthCriterion | undefined {
+  if (event.type !== 'attempt.failed' || !isCounted(context, event)) return undefined;
+  return failoverCriterion(
+    evidenceAfter(context, event),
+    context.policy.health,
+    event.at,
+    event.failureClass,
+  );
+}
+
+/** An attempt's outcome on the primary, while traffic is on it. */
+export function recordPrimaryOutcome({ context, event }: Args): Partial<OriginHealthContext> {
+  const attempt = event as AttemptEvent;
+  if (attempt.origin !== primaryOf(context)) return {};
+  return { evidence: evidenceAfter(context, attempt), now: Math.max(context.now, attempt.at) };
+}
+
+/**
+ * An attempt's outcome on a backup: `failoverAfter` counted failures in a row (or one TLS failure) take it
+ * out of rotation for `minFailedOverMs`, as passive outlier ejection does; a success clears its count.
+ */
+export function recordBackupOutcome({ context, event }: Args): Partial<OriginHealthContext> {
+  const attempt = event as AttemptEvent;
+  const { origin } = attempt;
+  if (origin === primaryOf(context)) return { now: Math.max(context.now, attempt.at) };
+  const failures = isCounted(context, attempt) ? (context.backupFailures[origin] ?? 0) + 1 : 0;
+  const ejected =
+    failures > 0 &&
+    (failures >= context.policy.health.failoverAfter ||
+      (attempt.type === 'attempt.failed' && attempt.failureClass === 'tls'));
+  return {
+    now: Math.max(context.now, attempt.at),
+    backupFailures: { ...context.backupFailures, [origin]: ejected ? 0 : failures },
+    backupDownUntil: ejected
+      ? { ...context.backupDownUntil, [origin]: attempt.at + context.policy.health.minFailedOverMs }
+      : context.backupDownUntil,
+  };
+}
+
+export function recordConnectivity({ context, event }: Args): Partial<OriginHealthContext> {
+  if (event.type !== 'connectivity.changed') return {};
+  return { online: event.online, now: Math.max(context.now, event.at) };
+}
+
+/**
+ * Traffic leaves the primary. Failing over again soon after a failback (before the primary has stayed up for
+ * `maxFailedOverMs`) doubles the failed-over time, capped: a flapping primary is given longer and longer to
+ * settle. Otherwise it starts again from `minFailedOverMs`. Computed from times, so no timer runs while healthy.
+ */
+export function failOver({ context, event }: Args): Partial<OriginHealthContext> {
+  const { minFailedOverMs, maxFailedOverMs } = context.policy.health;
+  const at = 'at' in event ? event.at : context.now;
+  const soonAfterFailback = context.failedBackAt !== undefined && at - context.failedBackAt < maxFailedOverMs;
+  return {
+    now: Math.max(context.now, at),
+    evidence: noEvidence,
+    failovers: context.failovers + 1,
+    failedOverMs: soonAfterFailback ? Math.min(context.failedOverMs * 2, maxFailedOverMs) : minFailedOverMs,
+  };
+}
+
+/** A probe failed: back to failed over, for twice as long (capped), as Envoy grows its ejection time. */
+export function lengthenFailover({ context }: Args): Partial<OriginHealthContext> {
+  return { failedOverMs: Math.min(context.failedOverMs * 2, context.policy.health.maxFailedOverMs) };
+}
+
+/** Traffic returns to the primary, with no evidence held against it, and the backups' records cleared. */
+export function failBack({ context }: Args): Partial<OriginHealthContext> {
+  return { evidence: noEvidence, failedBackAt: context.now, backupFailures: {}, backupDownUntil: {} };
+}
+
+export function startProbing(): Partial<OriginHealthContext> {
+  return { probeSuccesses: 0 };
+}
+
+export function recordProbe({ context }: Args, output: ProbeOutput): Partial<OriginHealthContext> {
+  return {
+    probeSuccesses: output.ok ? context.probeSuccesses + 1 : context.probeSuccesses,
+    now: Math.max(context.now, output.at ?? context.now),
+  };
+}
+
+/** Time a timer of the machine's own has measured (its delays are the only clock it reads). */
+export function passTime({ context }: Args, params: { ms: number }): Partial<OriginHealthContext> {
+  return { now: context.now + params.ms };
+}
+
+/** Marks the start of a new state. */
+export function markChanged({ context }: Args): Partial<OriginHealthContext> {
+  return { since: context.now };
+}

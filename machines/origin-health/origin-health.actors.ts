@@ -1,0 +1,16 @@
+import { fromPromise } from 'xstate';
+import type { ProbeInput, ProbeOutput } from './origin-health.types.js';
+
+/**
+ * The origin-health machine's one effect. Whoever runs the machine provides it with
+ * `originHealthMachine.provide({ actors: { probe } })`; the failwise runtime sends `policy`'s probe request
+ * (or calls the app's probe function). It gets an AbortSignal that fires when the probe times out.
+ */
+export const originHealthActors = {
+  /** Checks the primary once. The default fails: without a probe, traffic never fails back. */
+  probe: fromPromise<ProbeOutput, ProbeInput>(() =>
+    Promise.reject(
+      new Error('originHealthMachine: provide a `probe` actor with originHealthMachine.provide({ actors })'),
+    ),
+  ),
+};

@@ -1,0 +1,236 @@
+import { assign, emit, setup } from 'xstate';
+import * as actions from './origin-health.actions.js';
+import { originHealthActors } from './origin-health.actors.js';
+import { originHealthDelays } from './origin-health.delays.js';
+import { originHealthGuards } from './origin-health.guards.js';
+import type { HealthCriterion } from '../../src/policy/health-evidence.js';
+import type {
+  HealthChanged,
+  HealthState,
+  OriginHealthContext,
+  OriginHealthEvent,
+  OriginHealthInput,
+  ProbeOutput,
+} from './origin-health.types.js';
+
+/** The actions of every change of state: stamp its start and announce it. */
+function change(from: HealthState, to: HealthState, criterion: HealthCriterion) {
+  return ['markChanged', { type: 'announceChange', params: { from, to, criterion } }] as const;
+}
+
+/** A failed probe: back to `failedOver`, for longer. */
+const probeFailed = {
+  target: '#originHealth.failedOver',
+  actions: ['lengthenFailover', ...change('probingFailback', 'failedOver', 'probe-failed')],
+} as const;
+
+/**
+ * The health of one origin set (a primary and its backups), fed with attempt outcomes, probe results,
+ * connectivity hints and time: `healthy` -> `suspect` -> `failedOver` -> `probingFailback` -> `healthy`, with
+ * hysteresis. `selectOrigin` (select-origin.ts) reads its snapshot to name each attempt's origin. It never
+ * finishes: its runner stops it. See docs/failover.md and the generated docs/machines/origin-health.md.
+ */
+export const originHealthMachine = setup({
+  types: {
+    context: {} as OriginHealthContext,
+    input: {} as OriginHealthInput,
+    events: {} as OriginHealthEvent,
+    emitted: {} as HealthChanged,
+  },
+  actors: originHealthActors,
+  guards: originHealthGuards,
+  delays: originHealthDelays,
+  actions: {
+    recordPrimaryOutcome: assign(actions.recordPrimaryOutcome),
+    recordBackupOutcome: assign(actions.recordBackupOutcome),
+    recordConnectivity: assign(actions.recordConnectivity),
+    failOver: assign(actions.failOver),
+    lengthenFailover: assign(actions.lengthenFailover),
+    failBack: assign(actions.failBack),
+    startProbing: assign(actions.startProbing),
+    recordProbe: assign(actions.recordProbe),
+    passTime: assign(actions.passTime),
+    markChanged: assign(actions.markChanged),
+    announceChange: emit(
+      ({ context }: { context: OriginHealthContext }, params: Omit<HealthChanged, 'type' | 'at'>) => ({
+        type: 'health-changed' as const,
+        ...params,
+        at: context.now,
+      }),
+    ),
+  },
+}).createMachine({
+  id: 'originHealth',
+  context: ({ input }) => actions.initialContext(input),
+  initial: 'onPrimary',
+  on: {
+    'connectivity.changed': { actions: 'recordConnectivity' },
+  },
+  states: {
+    onPrimary: {
+      description:
+        'Traffic goes to the primary; its outcomes are weighed against the health criteria.',
+      initial: 'healthy',
+      states: {
+        healthy: {
+          description: 'The primary takes all traffic; its outcomes are counted.',
+          on: {
+            'attempt.failed': [
+              {
+                guard: 'tripsFailover',
+                target: '#originHealth.failedOver',
+                actions: [
+                  'failOver',
+                  'markChanged',
+                  {
+                    type: 'announceChange',
+                    params: ({ context, event }) => ({
+                      from: 'healthy' as const,
+                      to: 'failedOver' as const,
+                      criterion: actions.tripped(context, event)!,
+                    }),
+                  },
+                ],
+              },
+              {
+                guard: 'makesSuspect',
+                target: 'suspect',
+                actions: ['recordPrimaryOutcome', ...change('healthy', 'suspect', 'consecutive-failures')],
+              },
+              { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
+            ],
+            'attempt.succeeded': { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
+          },
+        },
+        suspect: {
+          description:
+            'The primary failed suspectAfter times in a row; traffic stays on it while evidence is gathered.',
+          on: {
+            'attempt.failed': [
+              {
+                guard: 'tripsFailover',
+                target: '#originHealth.failedOver',
+                actions: [
+                  'failOver',
+                  'markChanged',
+                  {
+                    type: 'announceChange',
+                    params: ({ context, event }) => ({
+                      from: 'suspect' as const,
+                      to: 'failedOver' as const,
+                      criterion: actions.tripped(context, event)!,
+                    }),
+                  },
+                ],
+              },
+              { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
+            ],
+            'attempt.succeeded': [
+              {
+                guard: 'recovers',
+                target: 'healthy',
+                actions: ['recordPrimaryOutcome', ...change('suspect', 'healthy', 'successes')],
+              },
+              { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
+            ],
+          },
+        },
+      },
+    },
+    failedOver: {
+      description: 'Traffic goes to the backups; the primary gets nothing for at least failedOverTime.',
+      on: {
+        'attempt.failed': { actions: 'recordBackupOutcome' },
+        'attempt.succeeded': { actions: 'recordBackupOutcome' },
+      },
+      after: {
+        failedOverTime: {
+          target: 'probingFailback',
+          actions: [
+            { type: 'passTime', params: ({ context }) => ({ ms: context.failedOverMs }) },
+            ...change('failedOver', 'probingFailback', 'min-failed-over-elapsed'),
+          ],
+        },
+      },
+    },
+    probingFailback: {
+      description:
+        'Traffic stays on the backups while the primary is probed; probeSuccesses in a row fail back.',
+      entry: 'startProbing',
+      initial: 'probing',
+      on: {
+        'attempt.failed': { actions: 'recordBackupOutcome' },
+        'attempt.succeeded': { actions: 'recordBackupOutcome' },
+      },
+      states: {
+        probing: {
+          description: 'One probe of the primary in flight, bounded by probeTimeout.',
+          invoke: {
+            src: 'probe',
+            input: ({ context }) => ({ origin: actions.primaryOf(context) }),
+            onDone: [
+              {
+                guard: 'probeInconclusive',
+                target: 'resting',
+                actions: { type: 'recordProbe', params: ({ event }) => ({ ...event.output, ok: false }) },
+              },
+              {
+                guard: 'probesSucceeded',
+                target: '#originHealth.onPrimary.healthy',
+                actions: [
+                  {
+                    type: 'recordProbe',
+                    params: ({ event }: { event: { output: ProbeOutput } }) => event.output,
+                  },
+                  'failBack',
+                  ...change('probingFailback', 'healthy', 'probes-succeeded'),
+                ],
+              },
+              {
+                guard: 'probeSucceeded',
+                target: 'resting',
+                actions: { type: 'recordProbe', params: ({ event }) => event.output },
+              },
+              {
+                ...probeFailed,
+                actions: [
+                  { type: 'recordProbe', params: ({ event }) => event.output },
+                  ...probeFailed.actions,
+                ],
+              },
+            ],
+            onError: probeFailed,
+          },
+          after: {
+            probeTimeout: {
+              ...probeFailed,
+              actions: [
+                { type: 'passTime', params: ({ context }) => ({ ms: context.policy.health.probeTimeoutMs }) },
+                ...probeFailed.actions,
+              ],
+            },
+          },
+        },
+        resting: {
+          description: 'Waits probeInterval before the next probe.',
+          after: {
+            probeInterval: {
+              target: 'probing',
+              actions: {
+                type: 'passTime',
+                params: ({ context }) => ({ ms: context.policy.health.probeIntervalMs }),
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+});
+
+/** The state names `client.health()` reports, from a snapshot's value. */
+export function healthStateOf(value: unknown): HealthState {
+  if (typeof value === 'object' && value !== null && 'onPrimary' in value)
+    return (value as { onPrimary: 'healthy' | 'suspect' }).onPrimary;
+  return (typeof value === 'string' ? value : Object.keys(value as object)[0]) as HealthState;
+}

@@ -1,0 +1,81 @@
+import type { FailureClass } from '../../src/policy/failure.js';
+import type { HealthCriterion, PrimaryEvidence } from '../../src/policy/health-evidence.js';
+import type { Policy } from '../../src/policy/policy.js';
+
+/** One origin as the health machine sees it. The first of the list is the primary; the rest are backups, in order. */
+export interface HealthOrigin {
+  id: string;
+  /** `reads`: never sent a write (GET, HEAD, OPTIONS and requests declared idempotent only). */
+  accepts: 'all' | 'reads';
+}
+
+export interface OriginHealthInput {
+  origins: readonly HealthOrigin[];
+  policy: Policy;
+  /** The clock's time when the machine starts. */
+  now: number;
+  /** What the connectivity source says at start; `true` when there is none. @default true */
+  online?: boolean | undefined;
+}
+
+/** The four states of an origin set, as `client.health()` names them. */
+export type HealthState = 'healthy' | 'suspect' | 'failedOver' | 'probingFailback';
+
+export interface OriginHealthContext {
+  origins: readonly HealthOrigin[];
+  policy: Policy;
+  /** The latest clock time the machine knows of (from events and probe results). */
+  now: number;
+  online: boolean;
+  /** The primary's recent outcomes; reset on each failover and failback. */
+  evidence: PrimaryEvidence;
+  /** Consecutive counted failures per backup, while it carries traffic. */
+  backupFailures: Readonly<Record<string, number>>;
+  /** A backup that failed `failoverAfter` times in a row takes no traffic until this time. */
+  backupDownUntil: Readonly<Record<string, number>>;
+  /** How long the next failed-over period lasts at least; doubles on repeated trouble, capped. */
+  failedOverMs: number;
+  /** When traffic last failed back to the primary. */
+  failedBackAt?: number | undefined;
+  /** Consecutive successful probes in this round of probing. */
+  probeSuccesses: number;
+  /** When the current state began. */
+  since: number;
+  /** Failovers so far (for `client.health()` and tests). */
+  failovers: number;
+}
+
+export type OriginHealthEvent =
+  | { type: 'attempt.succeeded'; origin: string; latencyMs?: number | undefined; at: number }
+  | {
+      type: 'attempt.failed';
+      origin: string;
+      failureClass: FailureClass;
+      status?: number | undefined;
+      at: number;
+    }
+  | { type: 'connectivity.changed'; online: boolean; at: number };
+
+/** What the `probe` actor gets: the primary's id. */
+export interface ProbeInput {
+  origin: string;
+}
+
+/**
+ * What a probe found. `failureClass: 'offline'` (the device had no network) is neither a success nor a
+ * failure: the probe is sent again after `probeIntervalMs`.
+ */
+export interface ProbeOutput {
+  ok: boolean;
+  failureClass?: FailureClass | undefined;
+  at?: number | undefined;
+}
+
+/** Emitted on every change of state: the runtime turns it into a `health-changed` decision event. */
+export interface HealthChanged {
+  type: 'health-changed';
+  from: HealthState;
+  to: HealthState;
+  criterion: HealthCriterion;
+  at: number;
+}

@@ -1,0 +1,21 @@
+import type { HealthState, OriginHealthContext } from './origin-health.types.js';
+
+/**
+ * The origin the next attempt goes to, or `undefined` when none may take it (`no-healthy-origin`).
+ * While traffic is on the primary (`healthy`, `suspect`) every origin is a candidate in order; failed over,
+ * the primary is not (it gets probes only). Writes skip origins that take reads only, and backups taken out
+ * of rotation are skipped until their time is up.
+ */
+export function selectOrigin(
+  context: OriginHealthContext,
+  state: HealthState,
+  write: boolean,
+  now: number,
+): string | undefined {
+  const onPrimary = state === 'healthy' || state === 'suspect';
+  const candidates = onPrimary ? context.origins : context.origins.slice(1);
+  return candidates.find(
+    (origin) =>
+      (!write || origin.accepts === 'all') && !((context.backupDownUntil[origin.id] ?? -Infinity) > now),
+  )?.id;
+}

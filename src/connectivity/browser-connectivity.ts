@@ -1,0 +1,107 @@
+import type { ConnectivityHint, ConnectivitySource, ConnectivityState } from './connectivity-source.js';
+
+/** The part of `EventTarget` this source uses: listeners that take no argument it reads. */
+export interface ConnectivityEventTarget {
+  addEventListener(type: string, listener: () => void): void;
+  removeEventListener(type: string, listener: () => void): void;
+}
+
+/** The part of `navigator` this source reads. */
+export interface ConnectivityNavigator {
+  /** `false` means no network adapter is up; `true` only means one is (not that the internet answers). */
+  readonly onLine?: boolean | undefined;
+  /** The Network Information API (Chromium-based browsers; absent in Firefox and Safari). */
+  readonly connection?: Partial<ConnectivityEventTarget> | undefined;
+}
+
+/**
+ * Where a browser publishes its connectivity: `window`, or `self` in a worker. Tests pass a fake. A
+ * target without `addEventListener` (Node, some embedded runtimes) gives a source that never hints.
+ */
+export interface BrowserConnectivityTarget extends Partial<ConnectivityEventTarget> {
+  readonly navigator?: ConnectivityNavigator | undefined;
+}
+
+export interface BrowserConnectivityOptions {
+  /**
+   * Where to read `navigator.onLine` and listen for `online` / `offline`.
+   * @default globalThis
+   */
+  target?: BrowserConnectivityTarget | undefined;
+}
+
+/**
+ * A connectivity source for browsers and web workers, from `navigator.onLine` and the `online` / `offline`
+ * events; where the Network Information API exists, `navigator.connection`'s `change` event is the hint
+ * `changed`.
+ *
+ * `current()` is `offline` only when `navigator.onLine === false`, `online` when it is `true`, and
+ * `unknown` (treated as online) when there is no `navigator` or it has no boolean `onLine` (React Native).
+ * `online` is weak evidence: a captive portal, a VPN or a LAN without an uplink all say it (see
+ * docs/connectivity.md). Event listeners are added with the first subscriber and removed with the last,
+ * so an unused source holds nothing. Listeners are called in order; one that throws does not stop the
+ * others.
+ */
+export function browserConnectivity(options: BrowserConnectivityOptions = {}): ConnectivitySource {
+  const target: BrowserConnectivityTarget = options.target ?? globalThis;
+  // One entry per subscribe() call, so the same function subscribed twice is two subscriptions.
+  const subscriptions = new Set<{ listener: (hint: ConnectivityHint) => void }>();
+  // The connection object listened to, kept so the listener comes off the object it went on.
+  let connection: Partial<ConnectivityEventTarget> | undefined;
+
+  const deliver = (hint: ConnectivityHint): void => {
+    for (const subscription of [...subscriptions]) {
+      // A listener that unsubscribed another during this round does not hear from it again.
+      if (!subscriptions.has(subscription)) continue;
+      try {
+        subscription.listener(hint);
+      } catch {
+        // A listener's failure is its own; the other listeners still hear the hint.
+      }
+    }
+  };
+  const onOnline = (): void => deliver('online');
+  const onOffline = (): void => deliver('offline');
+  const onChange = (): void => deliver('changed');
+
+  const attach = (): void => {
+    target.addEventListener?.('online', onOnline);
+    target.addEventListener?.('offline', onOffline);
+    connection = read(() => target.navigator?.connection);
+    connection?.addEventListener?.('change', onChange);
+  };
+  const detach = (): void => {
+    target.removeEventListener?.('online', onOnline);
+    target.removeEventListener?.('offline', onOffline);
+    connection?.removeEventListener?.('change', onChange);
+    connection = undefined;
+  };
+
+  return {
+    current(): ConnectivityState {
+      const onLine = read(() => target.navigator?.onLine);
+      if (onLine === false) return 'offline';
+      if (onLine === true) return 'online';
+      return 'unknown';
+    },
+    subscribe(listener) {
+      const subscription = { listener };
+      subscriptions.add(subscription);
+      if (subscriptions.size === 1) attach();
+      return () => {
+        // Idempotent: a second call, or a call after the last one left, changes nothing.
+        if (!subscriptions.delete(subscription)) return;
+        if (subscriptions.size === 0) detach();
+      };
+    },
+  };
+}
+
+/** What `get` returns, or `undefined` if it throws: a hostile getter must not break `current()`. */
+function read<T>(get: () => T): T | undefined {
+  try {
+    return get();
+  } catch {
+    return undefined;
+  }
+}

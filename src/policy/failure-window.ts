@@ -1,0 +1,69 @@
+/**
+ * A sliding time window of outcomes, for `policy.health.failureRatio`. Kept as ten buckets of a tenth of the
+ * window each (as opossum's rolling buckets), so memory and work per outcome stay constant however busy the
+ * origin is; the window slides a bucket at a time. Values are immutable: each call returns a new window, as
+ * machine context requires.
+ */
+export interface FailureWindow {
+  /** Oldest first; only buckets that hold outcomes. */
+  readonly buckets: readonly WindowBucket[];
+}
+
+interface WindowBucket {
+  /** Start of the bucket, a multiple of the bucket width on the clock's time line. */
+  readonly start: number;
+  readonly total: number;
+  readonly failures: number;
+}
+
+const BUCKETS = 10;
+
+export const emptyWindow: FailureWindow = { buckets: [] };
+
+const bucketWidth = (windowMs: number) => Math.max(1, Math.ceil(windowMs / BUCKETS));
+
+/** The buckets still inside the window ending at `now`. */
+function live(window: FailureWindow, windowMs: number, now: number): readonly WindowBucket[] {
+  const oldest = now - windowMs;
+  // A bucket counts while any part of it is inside the window: at most one bucket width of extra history.
+  return window.buckets.filter((bucket) => bucket.start + bucketWidth(windowMs) > oldest);
+}
+
+/** The window with one more outcome at `now`. */
+export function recordOutcome(
+  window: FailureWindow,
+  windowMs: number,
+  now: number,
+  failed: boolean,
+): FailureWindow {
+  const width = bucketWidth(windowMs);
+  const start = Math.floor(now / width) * width;
+  const buckets = [...live(window, windowMs, now)];
+  const last = buckets.at(-1);
+  const add = { total: 1, failures: failed ? 1 : 0 };
+  if (last?.start === start) {
+    buckets[buckets.length - 1] = {
+      start,
+      total: last.total + add.total,
+      failures: last.failures + add.failures,
+    };
+  } else {
+    buckets.push({ start, ...add });
+  }
+  return { buckets };
+}
+
+/** Outcomes and failures in the window ending at `now`. */
+export function windowCounts(
+  window: FailureWindow,
+  windowMs: number,
+  now: number,
+): { total: number; failures: number } {
+  let total = 0;
+  let failures = 0;
+  for (const bucket of live(window, windowMs, now)) {
+    total += bucket.total;
+    failures += bucket.failures;
+  }
+  return { total, failures };
+}

@@ -1,0 +1,79 @@
+import type { FailureClass } from './failure.js';
+import { recordOutcome, windowCounts, type FailureWindow } from './failure-window.js';
+import type { HealthPolicy } from './policy.js';
+
+/**
+ * Failure classes that say the origin itself is unwell. Not here: `offline` (the device, not the origin),
+ * `rate-limited` (429 is the origin protecting itself, and it tells when to come back), `unauthorized` and
+ * `client-error` (the request, not the origin), `cancelled` (the caller). `unexpected` counts only without a
+ * status: an opaque network error, not an odd status from a server that answered.
+ */
+const COUNTED: ReadonlySet<FailureClass> = new Set<FailureClass>([
+  'dns',
+  'connect',
+  'connect-timeout',
+  'tls',
+  'response-timeout',
+  'connection-lost',
+  'unavailable',
+  'server-error',
+  'unexpected',
+]);
+
+/** Whether a failure counts against its origin's health. Nothing counts while the device is offline (rule 6). */
+export function countsAgainstOrigin(failureClass: FailureClass, status: number | undefined, online: boolean) {
+  return online && COUNTED.has(failureClass) && !(failureClass === 'unexpected' && status !== undefined);
+}
+
+/** Which health criterion moved an origin set from one state to another (`health-changed` events carry it). */
+export type HealthCriterion =
+  | 'consecutive-failures'
+  | 'failure-ratio'
+  | 'tls'
+  | 'successes'
+  | 'min-failed-over-elapsed'
+  | 'probe-failed'
+  | 'probes-succeeded';
+
+/** What is known of the primary's recent outcomes. */
+export interface PrimaryEvidence {
+  consecutiveFailures: number;
+  consecutiveSuccesses: number;
+  window: FailureWindow;
+}
+
+export const noEvidence: PrimaryEvidence = {
+  consecutiveFailures: 0,
+  consecutiveSuccesses: 0,
+  window: { buckets: [] },
+};
+
+/** The evidence after one more outcome of the primary; an uncounted failure changes nothing. */
+export function addOutcome(
+  evidence: PrimaryEvidence,
+  policy: HealthPolicy,
+  now: number,
+  failed: boolean,
+): PrimaryEvidence {
+  return {
+    consecutiveFailures: failed ? evidence.consecutiveFailures + 1 : 0,
+    consecutiveSuccesses: failed ? 0 : evidence.consecutiveSuccesses + 1,
+    window: recordOutcome(evidence.window, policy.windowMs, now, failed),
+  };
+}
+
+/**
+ * The criterion that fails traffic over, if any, given the evidence after a counted failure of class
+ * `failureClass`: a TLS failure at once, then consecutive failures, then the failure ratio.
+ */
+export function failoverCriterion(
+  evidence: PrimaryEvidence,
+  policy: HealthPolicy,
+  now: number,
+  failureClass: FailureClass,
+): HealthCriterion | undefined {
+  if (failureClass === 'tls') return 'tls';
+  if (evidence.consecutiveFailures >= policy.failoverAfter) return 'consecutive-failures';
+  const { total, failures } = windowCounts(evidence.window, policy.windowMs, now);
+  return total >= policy.minRequests && failures / total >= policy.failureRatio ? 'failure-ratio' : undefined;
+}

@@ -1,0 +1,48 @@
+import type { ProbeInput, ProbeOutput } from '../../machines/origin-health/origin-health.types.js';
+import type { Clock } from '../clock/clock.js';
+import { failureClassOfPhase } from '../policy/classify-failure.js';
+import type { Policy } from '../policy/policy.js';
+import type { Transport } from '../transports/transport.js';
+import type { ProbeOption } from './client-options.js';
+import type { ResolvedOrigin } from './validate-client-options.js';
+
+/**
+ * The probe the health machine invokes, from the `probe` option: the app's function, or one request sent
+ * through the client's transport with no credentials and no retries. A request probe succeeds when the
+ * origin answers with a status below 500 other than 429: it is up and willing to serve. Never uses any
+ * request's attempts; its timeout is the machine's (`policy.health.probeTimeoutMs`), which aborts `signal`.
+ */
+export function createProbe(
+  option: ProbeOption | undefined,
+  deps: { transport: Transport; clock: Clock; policy: Policy; originOf: (id: string) => ResolvedOrigin },
+): (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput> {
+  const { transport, clock, policy, originOf } = deps;
+  if (typeof option === 'function') {
+    return async ({ origin }, signal) => {
+      const { id, url } = originOf(origin);
+      let ok = false;
+      try {
+        ok = (await option({ id, url }, signal)) === true;
+      } catch {
+        // A probe that throws found the origin unfit.
+      }
+      return { ok, at: clock.now() };
+    };
+  }
+  const method = option?.method ?? 'HEAD';
+  const path = option?.path ?? '/';
+  return async ({ origin }, signal) => {
+    const result = await transport.send({
+      url: originOf(origin).base + path,
+      method,
+      headers: {},
+      signal,
+      connectTimeoutMs: Math.min(policy.timeouts.connectMs, policy.health.probeTimeoutMs),
+      attemptsLeft: 1,
+    });
+    const at = clock.now();
+    if (result.kind === 'error') return { ok: false, failureClass: failureClassOfPhase(result.phase), at };
+    const { status } = result.response;
+    return { ok: status < 500 && status !== 429, at };
+  };
+}
