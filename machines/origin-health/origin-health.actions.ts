@@ -108,6 +108,7 @@ export function failOver({ context, event }: Args): Partial<OriginHealthContext>
   const soonAfterFailback = context.failedBackAt !== undefined && at - context.failedBackAt < maxFailedOverMs;
   return {
     now: Math.max(context.now, at),
+    trippedBy: tripped(context, event),
     evidence: noEvidence,
     failovers: context.failovers + 1,
     failedOverMs: soonAfterFailback ? Math.min(context.failedOverMs * 2, maxFailedOverMs) : minFailedOverMs,

@@ -84,10 +84,10 @@ export const originHealthMachine = setup({
                   'markChanged',
                   {
                     type: 'announceChange',
-                    params: ({ context, event }) => ({
+                    params: ({ context }) => ({
                       from: 'healthy' as const,
                       to: 'failedOver' as const,
-                      criterion: actions.tripped(context, event)!,
+                      criterion: context.trippedBy!,
                     }),
                   },
                 ],
@@ -115,10 +115,10 @@ export const originHealthMachine = setup({
                   'markChanged',
                   {
                     type: 'announceChange',
-                    params: ({ context, event }) => ({
+                    params: ({ context }) => ({
                       from: 'suspect' as const,
                       to: 'failedOver' as const,
-                      criterion: actions.tripped(context, event)!,
+                      criterion: context.trippedBy!,
                     }),
                   },
                 ],

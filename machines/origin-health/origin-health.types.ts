@@ -35,6 +35,8 @@ export interface OriginHealthContext {
   backupDownUntil: Readonly<Record<string, number>>;
   /** How long the next failed-over period lasts at least; doubles on repeated trouble, capped. */
   failedOverMs: number;
+  /** The criterion of the last failover. */
+  trippedBy?: HealthCriterion | undefined;
   /** When traffic last failed back to the primary. */
   failedBackAt?: number | undefined;
   /** Consecutive successful probes in this round of probing. */
