@@ -1,0 +1,112 @@
+import { describe, expect, it } from 'vitest';
+import { harness } from '../helpers/client-harness.js';
+import { fail, respond } from '../helpers/scripted-transport.js';
+import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
+import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
+
+const twoOrigins = [
+  { id: 'primary', url: 'https://api.example.test' },
+  { id: 'backup', url: 'https://backup.example.test' },
+];
+
+describe('client.health()', () => {
+  it('starts healthy on the primary', () => {
+    const h = harness([], { origins: twoOrigins });
+    expect(h.client.health()).toEqual({ state: 'healthy', activeOrigin: 'primary', since: 0 });
+  });
+
+  it('reports a failover, and emits health-changed with from, to and the criterion, redacted like every event', async () => {
+    const h = harness([{ reply: fail('connect') }, { reply: fail('connect') }, { reply: respond(200) }], {
+      origins: twoOrigins,
+      policy: { health: { suspectAfter: 1, failoverAfter: 2 }, backoff: { jitter: 'none', initialMs: 100 } },
+    });
+    await h.clock.increment(250);
+    // Not h.run(): running every timer would also run the failed-over wait and the probes.
+    const pending = h.client.request({ path: '/v1/items?token=secret' });
+    await h.clock.increment(1000);
+    expect(await pending).toMatchObject({ status: 'succeeded', origin: 'backup', attempts: 3 });
+    expect(h.transport.calls.map((call) => new URL(call.url).host)).toEqual([
+      'api.example.test',
+      'api.example.test',
+      'backup.example.test',
+    ]);
+    // Failed over when the second attempt failed: 250 + 100 ms of backoff.
+    expect(h.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 350 });
+    const changed = h.events.filter((event) => event.type === 'health-changed');
+    expect(changed).toEqual([
+      expect.objectContaining({ from: 'healthy', to: 'suspect', criterion: 'consecutive-failures' }),
+      {
+        type: 'health-changed',
+        requestId: '',
+        method: '',
+        path: '',
+        origin: 'backup',
+        host: 'backup.example.test',
+        attempt: 0,
+        elapsedMs: 0,
+        from: 'suspect',
+        to: 'failedOver',
+        criterion: 'consecutive-failures',
+      },
+    ]);
+    expect(JSON.stringify(h.events)).not.toContain('secret');
+    await h.client.close();
+  });
+});
+
+describe('origin options', () => {
+  it('refuses a bad accepts, probe or connectivity, naming each', () => {
+    expect(() =>
+      createFailoverClient({
+        origins: [{ id: 'a', url: 'https://a.example.test', accepts: 'writes' }],
+        probe: { method: 'POST', path: 'health', timeout: 5 },
+        connectivity: { current: () => 'online' },
+      } as never),
+    ).toThrow(
+      [
+        'connectivity.subscribe: expected a function',
+        'probe.timeout: unknown option',
+        'probe.method: expected "GET" or "HEAD"',
+        'probe.path: expected a path that starts with "/"',
+        'origins[0].accepts: expected "all" or "reads"',
+      ].join('\n'),
+    );
+    expect(() => createFailoverClient({ origins: twoOrigins, probe: 'GET /health' } as never)).toThrow(
+      'probe: expected a function or { method, path }',
+    );
+  });
+
+  it('sends no write to a reads-only origin: none usable ends no-healthy-origin with nothing sent', async () => {
+    const h = harness([], {
+      origins: [{ id: 'replica', url: 'https://replica.example.test', accepts: 'reads' }],
+    });
+    const outcome = await h.run({ method: 'POST', path: '/v1/orders', body: '{}' });
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'no-healthy-origin', attempts: 0 });
+    expect(h.transport.calls).toHaveLength(0);
+  });
+});
+
+describe('connectivity (rule 6)', () => {
+  it('while offline, an interactive request fails offline at once and nothing is sent', async () => {
+    const connectivity = manualConnectivity('offline');
+    const h = harness([{ reply: respond(200) }], { origins: twoOrigins, connectivity });
+    const outcome = await h.run({ path: '/v1/items' });
+    expect(outcome).toEqual({ status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 });
+    expect(h.transport.calls).toHaveLength(0);
+    expect(h.events.map((event) => [event.type, event.reason])).toEqual([['failed', 'offline']]);
+    connectivity.set('online');
+    expect(await h.run({ path: '/v1/items' })).toMatchObject({ status: 'succeeded', origin: 'primary' });
+  });
+
+  it('going offline between attempts sends nothing more', async () => {
+    const connectivity = manualConnectivity('online');
+    const h = harness([{ reply: fail('connect') }, { reply: respond(200) }], { origins: twoOrigins, connectivity });
+    const outcome = h.client.request({ path: '/v1/items' });
+    await h.clock.increment(0);
+    connectivity.set('offline');
+    await h.clock.runAll();
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'offline', attempts: 2 });
+    expect(h.transport.calls).toHaveLength(1);
+    expect(h.client.health().state).toBe('healthy');
+  });
+});
