@@ -1,3 +1,4 @@
+import { originHealthMachine } from '../machines/origin-health/origin-health.machine.js';
 import { requestMachine } from '../machines/request/request.machine.js';
 import { machinePage } from './machine-diagram.js';
 
@@ -5,5 +6,6 @@ import { machinePage } from './machine-diagram.js';
 export function diagramPages(): Record<string, string> {
   return {
     'docs/machines/request.md': machinePage('requestMachine', requestMachine),
+    'docs/machines/origin-health.md': machinePage('originHealthMachine', originHealthMachine),
   };
 }

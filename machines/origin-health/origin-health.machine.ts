@@ -166,6 +166,7 @@ export const originHealthMachine = setup({
         probing: {
           description: 'One probe of the primary in flight, bounded by probeTimeout.',
           invoke: {
+            id: 'probe',
             src: 'probe',
             input: ({ context }) => ({ origin: actions.primaryOf(context) }),
             onDone: [

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { diagramPages } from '../../scripts/diagram-pages.js';
 import { toMermaid } from '../../scripts/machine-diagram.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
+import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
 
 describe('generated machine diagrams', () => {
   it.each(Object.entries(diagramPages()))(
@@ -31,5 +32,25 @@ describe('generated machine diagrams', () => {
       expect(diagram).toContain(name);
     }
     expect(diagram).not.toMatch(/anonymous|xstate\.(after|done|error)/);
+  });
+
+  it('names every state, guard and delay of the origin-health machine', () => {
+    const diagram = toMermaid(originHealthMachine);
+    for (const name of [
+      'healthy',
+      'suspect',
+      'failedOver',
+      'probingFailback',
+      'attempt.failed [tripsFailover]',
+      'attempt.failed [makesSuspect]',
+      'attempt.succeeded [recovers]',
+      'done probe [probesSucceeded]',
+      'after failedOverTime',
+      'after probeTimeout',
+      'after probeInterval',
+    ]) {
+      expect(diagram).toContain(name);
+    }
+    expect(diagram).not.toMatch(/anonymous|xstate\.(after|done|error)|\d\.originHealth/);
   });
 });
