@@ -15,6 +15,14 @@ export function isWrite(method: string, idempotent?: boolean): boolean {
   return idempotent === undefined ? !/^(GET|HEAD|OPTIONS|PUT|DELETE|TRACE)$/i.test(method) : !idempotent;
 }
 
+/**
+ * Whether a method only reads (RFC 9110 §9.2.1 safe methods: GET, HEAD, OPTIONS, TRACE). Only these go to an
+ * origin with `accepts: 'reads'`: a PUT or DELETE is repeatable, but it still changes state.
+ */
+export function isSafeMethod(method: string): boolean {
+  return /^(GET|HEAD|OPTIONS|TRACE)$/i.test(method);
+}
+
 /** Options of `mayReplay`. */
 export interface MayReplayOptions {
   /** Whether the request is a write (see `isWrite`). */

@@ -25,8 +25,9 @@ export interface OriginConfig {
    */
   credentials?: 'send' | 'omit';
   /**
-   * What this origin may be sent: `reads` for a read replica or a cache that must never get a write (writes
-   * skip it, and end `no-healthy-origin` when no origin that takes them is usable).
+   * What this origin may be sent: `reads` for a read replica or a cache that must never get a write. Only
+   * GET, HEAD, OPTIONS and TRACE go to it; any other method skips it, and ends `no-healthy-origin` when no
+   * origin that takes it is usable.
    * @default 'all'
    */
   accepts?: 'all' | 'reads';

@@ -2,6 +2,7 @@ import { systemClock } from '../clock/system-clock.js';
 import type { Clock } from '../clock/clock.js';
 import { FailwiseError } from '../errors/failwise-error.js';
 import { RequestFailedError } from '../errors/request-failed-error.js';
+import { isSafeMethod } from '../policy/methods.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { TransportResult } from '../policy/transport-result.js';
@@ -118,7 +119,11 @@ function createClient(
   const driver = createRequestDriver(
     {
       transport: runAttempt,
-      chooseOrigin: ({ write }) => Promise.resolve(stamp({ origin: monitor.choose(write) })),
+      // Only safe methods (GET, HEAD, OPTIONS, TRACE) may go to an origin that accepts reads only.
+      chooseOrigin: ({ requestId }) =>
+        Promise.resolve(
+          stamp({ origin: monitor.choose(!isSafeMethod(inFlight.get(requestId)!.prepared.method)) }),
+        ),
       refreshAuth: auth && (async ({ authGeneration }) => (await auth.refresh(authGeneration), stamp({}))),
       reconcile:
         reconcile &&

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Failure, RequestSent } from '../../src/policy/failure.js';
-import { isWrite, mayReplay } from '../../src/policy/methods.js';
+import { isWrite, mayReplay, isSafeMethod } from '../../src/policy/methods.js';
 
 describe('isWrite', () => {
   it.each(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE', 'get', 'Put', 'delete'])(
@@ -57,4 +57,19 @@ describe('mayReplay', () => {
       expect(mayReplay(failure(requestSent), { write, hasIdempotencyKey })).toBe(expected);
     },
   );
+});
+
+describe('isSafeMethod', () => {
+  it.each([
+    ['GET', true],
+    ['head', true],
+    ['OPTIONS', true],
+    ['TRACE', true],
+    ['PUT', false],
+    ['DELETE', false],
+    ['POST', false],
+    ['PATCH', false],
+  ])('%s only reads: %s', (method, safe) => {
+    expect(isSafeMethod(method)).toBe(safe);
+  });
 });

@@ -84,6 +84,20 @@ describe('origin options', () => {
     expect(outcome).toMatchObject({ status: 'failed', reason: 'no-healthy-origin', attempts: 0 });
     expect(h.transport.calls).toHaveLength(0);
   });
+
+  it('sends a PUT or DELETE past a reads-only origin too: repeatable, but not a read', async () => {
+    const h = harness([{ reply: respond(204) }], {
+      origins: [
+        { id: 'replica', url: 'https://replica.example.test', accepts: 'reads' },
+        { id: 'main', url: 'https://main.example.test' },
+      ],
+    });
+    for (const method of ['PUT', 'DELETE', 'PATCH'])
+      expect(
+        await h.run({ method, path: '/v1/items/1', body: method === 'DELETE' ? null : '{}' }),
+      ).toMatchObject({ status: 'succeeded', origin: 'main' });
+    expect(await h.run({ path: '/v1/items/1' })).toMatchObject({ status: 'succeeded', origin: 'replica' });
+  });
 });
 
 describe('connectivity (rule 6)', () => {
@@ -100,7 +114,10 @@ describe('connectivity (rule 6)', () => {
 
   it('going offline between attempts sends nothing more', async () => {
     const connectivity = manualConnectivity('online');
-    const h = harness([{ reply: fail('connect') }, { reply: respond(200) }], { origins: twoOrigins, connectivity });
+    const h = harness([{ reply: fail('connect') }, { reply: respond(200) }], {
+      origins: twoOrigins,
+      connectivity,
+    });
     const outcome = h.client.request({ path: '/v1/items' });
     await h.clock.increment(0);
     connectivity.set('offline');
