@@ -5,6 +5,7 @@ export type { FailoverClient, FetchInit } from './runtime/create-failover-client
 export type {
   FailoverClientOptions,
   OriginConfig,
+  ProbeOption,
   ReconcileHook,
   ReconcileRequest,
   ReconcileResult,
@@ -12,10 +13,12 @@ export type {
 export type { FailoverRequest } from './runtime/prepare-request.js';
 export type { AuthProvider } from './runtime/auth-coordinator.js';
 export type { DecisionEvent, DecisionEventType } from './runtime/decision-events.js';
+export type { HealthSnapshot } from './runtime/health-monitor.js';
+export type { HealthCriterion } from './policy/health-evidence.js';
 
 export { definePolicy } from './policy/define-policy.js';
 export { defaultPolicy } from './policy/defaults.js';
-export type { Policy, PolicyInput, Jitter } from './policy/policy.js';
+export type { Policy, PolicyInput, Jitter, HealthPolicy, DurablePolicy } from './policy/policy.js';
 export type { Failure, FailureClass, FailReason, RequestSent } from './policy/failure.js';
 export type { Outcome } from './policy/outcome.js';
 
@@ -31,6 +34,17 @@ export { systemClock } from './clock/system-clock.js';
 export { simulatedClock } from './clock/simulated-clock.js';
 export type { Clock } from './clock/clock.js';
 export type { SimulatedClock } from './clock/simulated-clock.js';
+
+export { manualConnectivity } from './connectivity/manual-connectivity.js';
+export type { ManualConnectivity } from './connectivity/manual-connectivity.js';
+export type {
+  ConnectivitySource,
+  ConnectivityHint,
+  ConnectivityState,
+} from './connectivity/connectivity-source.js';
+
+export { memoryStore } from './stores/memory-store.js';
+export type { OutboxStore, OutboxEntry, StoredRequest } from './stores/outbox-store.js';
 
 export { FailwiseError } from './errors/failwise-error.js';
 export { PolicyError } from './errors/policy-error.js';

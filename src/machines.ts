@@ -15,3 +15,35 @@ export type {
   RequestMachineInput,
   RequestMachineOutput,
 } from '../machines/request/request.types.js';
+
+export { originHealthMachine, healthStateOf } from '../machines/origin-health/origin-health.machine.js';
+export { selectOrigin } from '../machines/origin-health/select-origin.js';
+export type {
+  HealthChanged,
+  HealthOrigin,
+  HealthState,
+  OriginHealthContext,
+  OriginHealthEvent,
+  OriginHealthInput,
+  ProbeInput,
+  ProbeOutput,
+} from '../machines/origin-health/origin-health.types.js';
+export { outboxMachine } from '../machines/outbox/outbox.machine.js';
+export { commitEntryActor, sendEntryActor } from '../machines/outbox/outbox.actors.js';
+export type { CommitOutcome, OutboxActorOptions } from '../machines/outbox/outbox.actors.js';
+export type {
+  AcquireLeaseInput,
+  AcquireLeaseOutput,
+  CommitEntryInput,
+  LoadEntriesOutput,
+  OutboxCommit,
+  OutboxEntryRecord,
+  OutboxEntryStatus,
+  OutboxEntrySummary,
+  OutboxMachineContext,
+  OutboxMachineEmitted,
+  OutboxMachineEvent,
+  OutboxMachineInput,
+  SendEntryInput,
+  SendResult,
+} from '../machines/outbox/outbox.types.js';

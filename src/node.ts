@@ -1,3 +1,7 @@
-// The `failwise/node` entry: Node-only parts (node:http/https). `sqliteStore` arrives with the outbox.
+// The `failwise/node` entry: Node-only parts (node:http/https, and SQLite through the optional peer
+// better-sqlite3, loaded only when a sqliteStore is first used).
 export { nodeHttpTransport } from './transports/node-http-transport.js';
 export type { NodeHttpTransportOptions } from './transports/node-http-transport.js';
+
+export { sqliteStore } from './stores/sqlite-store.js';
+export type { SqliteStoreOptions } from './stores/sqlite-store.js';

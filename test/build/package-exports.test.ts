@@ -77,12 +77,14 @@ describe('the published package', () => {
       'PolicyError',
       'RequestError',
       'RequestFailedError',
+      'memoryStore',
+      'manualConnectivity',
     ]) {
       expect(entries['root']?.split(',')).toContain(name);
     }
-    expect(entries['machines']).toBe('requestMachine');
-    expect(entries['node']).toBe('nodeHttpTransport');
-    expect(entries['browser']).toBe('fetchTransport');
+    expect(entries['machines']).toBe('healthStateOf,originHealthMachine,requestMachine,selectOrigin');
+    expect(entries['node']).toBe('nodeHttpTransport,sqliteStore');
+    expect(entries['browser']).toBe('browserConnectivity,fetchTransport,indexedDbStore');
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).
     expect(entries['fetchTransport']).toBe('undiciFetchTransport');
   });
