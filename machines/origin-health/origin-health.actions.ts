@@ -32,6 +32,7 @@ export function initialContext(input: OriginHealthInput): OriginHealthContext {
     failedOverMs: input.policy.health.minFailedOverMs,
     probeSuccesses: 0,
     since: input.now,
+    timerFrom: input.now,
     failovers: 0,
   };
 }
@@ -136,9 +137,17 @@ export function recordProbe({ context }: Args, output: ProbeOutput): Partial<Ori
   };
 }
 
-/** Time a timer of the machine's own has measured (its delays are the only clock it reads). */
+/** A state with a timer begins: its timer counts from now. */
+export function startTimer({ context }: Args): Partial<OriginHealthContext> {
+  return { timerFrom: context.now };
+}
+
+/**
+ * A timer of the machine's own fired, `ms` after its state began (its delays are the only clock it reads).
+ * Counted from the state's start, not from `now`: events in between (backup traffic) have moved `now` on.
+ */
 export function passTime({ context }: Args, params: { ms: number }): Partial<OriginHealthContext> {
-  return { now: context.now + params.ms };
+  return { now: Math.max(context.now, context.timerFrom + params.ms) };
 }
 
 /** Marks the start of a new state. */

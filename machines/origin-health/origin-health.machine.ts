@@ -50,6 +50,7 @@ export const originHealthMachine = setup({
     startProbing: assign(actions.startProbing),
     recordProbe: assign(actions.recordProbe),
     passTime: assign(actions.passTime),
+    startTimer: assign(actions.startTimer),
     markChanged: assign(actions.markChanged),
     announceChange: emit(
       ({ context }: { context: OriginHealthContext }, params: Omit<HealthChanged, 'type' | 'at'>) => ({
@@ -68,8 +69,7 @@ export const originHealthMachine = setup({
   },
   states: {
     onPrimary: {
-      description:
-        'Traffic goes to the primary; its outcomes are weighed against the health criteria.',
+      description: 'Traffic goes to the primary; its outcomes are weighed against the health criteria.',
       initial: 'healthy',
       states: {
         healthy: {
@@ -139,6 +139,7 @@ export const originHealthMachine = setup({
     },
     failedOver: {
       description: 'Traffic goes to the backups; the primary gets nothing for at least failedOverTime.',
+      entry: 'startTimer',
       on: {
         'attempt.failed': { actions: 'recordBackupOutcome' },
         'attempt.succeeded': { actions: 'recordBackupOutcome' },
@@ -165,6 +166,7 @@ export const originHealthMachine = setup({
       states: {
         probing: {
           description: 'One probe of the primary in flight, bounded by probeTimeout.',
+          entry: 'startTimer',
           invoke: {
             id: 'probe',
             src: 'probe',
@@ -214,6 +216,7 @@ export const originHealthMachine = setup({
         },
         resting: {
           description: 'Waits probeInterval before the next probe.',
+          entry: 'startTimer',
           after: {
             probeInterval: {
               target: 'probing',

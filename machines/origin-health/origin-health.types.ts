@@ -43,6 +43,8 @@ export interface OriginHealthContext {
   probeSuccesses: number;
   /** When the current state began. */
   since: number;
+  /** When the running timer (failed-over time, probe timeout, probe interval) started. */
+  timerFrom: number;
   /** Failovers so far (for `client.health()` and tests). */
   failovers: number;
 }

@@ -99,7 +99,7 @@ function createClient(
     clock,
     connectivity,
     inspect: options.inspect,
-    probe: createProbe(options.probe, { transport, clock, policy, originOf }),
+    probe: createProbe(options.probe, { transport, clock, policy, originOf, isOffline }),
     onChange: (change, active) =>
       notify({
         type: 'health-changed',

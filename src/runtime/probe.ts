@@ -11,12 +11,34 @@ import type { ResolvedOrigin } from './validate-client-options.js';
  * through the client's transport with no credentials and no retries. A request probe succeeds when the
  * origin answers with a status below 500 other than 429: it is up and willing to serve. Never uses any
  * request's attempts; its timeout is the machine's (`policy.health.probeTimeoutMs`), which aborts `signal`.
+ * While the connectivity source says offline, no probe is sent.
  */
 export function createProbe(
   option: ProbeOption | undefined,
-  deps: { transport: Transport; clock: Clock; policy: Policy; originOf: (id: string) => ResolvedOrigin },
+  deps: {
+    transport: Transport;
+    clock: Clock;
+    policy: Policy;
+    originOf: (id: string) => ResolvedOrigin;
+    isOffline: () => boolean;
+  },
 ): (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput> {
-  const { transport, clock, policy, originOf } = deps;
+  const { transport, clock, policy, originOf, isOffline } = deps;
+  const probe = makeProbe(option, transport, clock, policy, originOf);
+  // Rule 6: nothing is sent while offline. The machine takes an `offline` probe as telling nothing.
+  return (input, signal) =>
+    isOffline()
+      ? Promise.resolve({ ok: false, failureClass: 'offline', at: clock.now() })
+      : probe(input, signal);
+}
+
+function makeProbe(
+  option: ProbeOption | undefined,
+  transport: Transport,
+  clock: Clock,
+  policy: Policy,
+  originOf: (id: string) => ResolvedOrigin,
+): (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput> {
   if (typeof option === 'function') {
     return async ({ origin }, signal) => {
       const { id, url } = originOf(origin);
