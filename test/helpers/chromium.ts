@@ -68,8 +68,11 @@ export interface ChromiumHarness {
   readonly url: string;
   /** The running browser (after beforeAll). */
   readonly browser: Browser;
-  /** Opens the page in a new context and waits until it has loaded (its script has run). */
-  openPage(): Promise<OpenedPage>;
+  /**
+   * Opens the page in a new context and waits until it has loaded (its script has run). Given `context`,
+   * opens it there instead, as another tab sharing that context's storage (IndexedDB, Web Locks).
+   */
+  openPage(context?: BrowserContext): Promise<OpenedPage>;
 }
 
 /** Registers beforeAll/afterAll hooks in the calling `describe` that bundle, serve and launch; see the file comment. */
@@ -125,9 +128,9 @@ export function useChromium(options: ChromiumOptions): ChromiumHarness {
     get browser() {
       return runningBrowser();
     },
-    async openPage() {
-      const context = await runningBrowser().newContext();
-      context.setDefaultTimeout(timeoutMs);
+    async openPage(inContext?: BrowserContext) {
+      const context = inContext ?? (await runningBrowser().newContext());
+      if (inContext === undefined) context.setDefaultTimeout(timeoutMs);
       const page = await context.newPage();
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(`pageerror: ${error.message}`));
