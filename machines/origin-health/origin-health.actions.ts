@@ -79,9 +79,12 @@ export function recordBackupOutcome({ context, event }: Args): Partial<OriginHea
   const attempt = event as AttemptEvent;
   const { origin } = attempt;
   if (origin === primaryOf(context)) return { now: Math.max(context.now, attempt.at) };
-  const failures = isCounted(context, attempt) ? (context.backupFailures[origin] ?? 0) + 1 : 0;
+  // A success clears the count; a failure that says nothing about the origin (a 429, a 4xx) leaves it.
+  const before = context.backupFailures[origin] ?? 0;
+  const counted = isCounted(context, attempt);
+  const failures = attempt.type === 'attempt.succeeded' ? 0 : counted ? before + 1 : before;
   const ejected =
-    failures > 0 &&
+    counted &&
     (failures >= context.policy.health.failoverAfter ||
       (attempt.type === 'attempt.failed' && attempt.failureClass === 'tls'));
   return {
@@ -133,7 +136,7 @@ export function startProbing(): Partial<OriginHealthContext> {
 export function recordProbe({ context }: Args, output: ProbeOutput): Partial<OriginHealthContext> {
   return {
     probeSuccesses: output.ok ? context.probeSuccesses + 1 : context.probeSuccesses,
-    now: Math.max(context.now, output.at ?? context.now),
+    now: Math.max(context.now, output.at),
   };
 }
 

@@ -7,7 +7,10 @@ import type { ProbeInput, ProbeOutput } from './origin-health.types.js';
  * (or calls the app's probe function). It gets an AbortSignal that fires when the probe times out.
  */
 export const originHealthActors = {
-  /** Checks the primary once. The default fails: without a probe, traffic never fails back. */
+  /**
+   * Checks the primary once; resolves `{ ok, at }` (also when it failed: a rejection carries no time). The
+   * default fails: without a probe, traffic never fails back.
+   */
   probe: fromPromise<ProbeOutput, ProbeInput>(() =>
     Promise.reject(
       new Error('originHealthMachine: provide a `probe` actor with originHealthMachine.provide({ actors })'),

@@ -34,4 +34,6 @@ export const originHealthGuards = {
   probesSucceeded: ({ context, event }: ProbeArgs) =>
     probeOf(event).ok && context.probeSuccesses + 1 >= context.policy.health.probeSuccesses,
   probeSucceeded: ({ event }: ProbeArgs) => probeOf(event).ok,
+  /** Connectivity says offline: a probe that failed then tells nothing about the origin. */
+  isDeviceOffline: ({ context }: ProbeArgs) => !context.online,
 };

@@ -202,7 +202,7 @@ export const originHealthMachine = setup({
                 ],
               },
             ],
-            onError: probeFailed,
+            onError: [{ guard: 'isDeviceOffline', target: 'resting' }, probeFailed],
           },
           after: {
             probeTimeout: {

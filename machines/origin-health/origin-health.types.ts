@@ -66,13 +66,15 @@ export interface ProbeInput {
 }
 
 /**
- * What a probe found. `failureClass: 'offline'` (the device had no network) is neither a success nor a
+ * What a probe found. A probe should resolve, also when it failed (`ok: false`): a rejection carries no time,
+ * so the machine dates the failed probe at its start. `failureClass: 'offline'` (the device had no network) is neither a success nor a
  * failure: the probe is sent again after `probeIntervalMs`.
  */
 export interface ProbeOutput {
   ok: boolean;
   failureClass?: FailureClass | undefined;
-  at?: number | undefined;
+  /** The clock's time when the probe answered: the machine dates what follows by it. */
+  at: number;
 }
 
 /** Emitted on every change of state: the runtime turns it into a `health-changed` decision event. */

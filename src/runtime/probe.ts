@@ -29,7 +29,12 @@ export function createProbe(
   return (input, signal) =>
     isOffline()
       ? Promise.resolve({ ok: false, failureClass: 'offline', at: clock.now() })
-      : probe(input, signal);
+      : // A transport that throws found the origin unfit; the answer is dated, so the machine keeps time.
+        probe(input, signal).catch(() => ({
+          ok: false,
+          failureClass: 'unexpected' as const,
+          at: clock.now(),
+        }));
 }
 
 function makeProbe(

@@ -26,7 +26,7 @@ function start(
   options: {
     origins?: HealthOrigin[];
     health?: PolicyInput['health'];
-    probeResults?: (ProbeOutput | 'hang')[];
+    probeResults?: (Omit<ProbeOutput, 'at'> | 'hang')[];
   } = {},
 ) {
   const clock = simulatedClock();
