@@ -82,7 +82,9 @@ describe('the published package', () => {
     ]) {
       expect(entries['root']?.split(',')).toContain(name);
     }
-    expect(entries['machines']).toBe('healthStateOf,originHealthMachine,requestMachine,selectOrigin');
+    expect(entries['machines']).toBe(
+      'commitEntryActor,healthStateOf,originHealthMachine,outboxMachine,requestMachine,selectOrigin,sendEntryActor',
+    );
     expect(entries['node']).toBe('nodeHttpTransport,sqliteStore');
     expect(entries['browser']).toBe('browserConnectivity,fetchTransport,indexedDbStore');
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).

@@ -4,6 +4,7 @@ import { diagramPages } from '../../scripts/diagram-pages.js';
 import { toMermaid } from '../../scripts/machine-diagram.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
 import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
+import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
 
 describe('generated machine diagrams', () => {
   it.each(Object.entries(diagramPages()))(
@@ -52,5 +53,33 @@ describe('generated machine diagrams', () => {
       expect(diagram).toContain(name);
     }
     expect(diagram).not.toMatch(/anonymous|xstate\.(after|done|error)|\d\.originHealth/);
+  });
+
+  it('names every state, guard and delay of the outbox machine', () => {
+    const diagram = toMermaid(outboxMachine);
+    for (const name of [
+      'loading',
+      'loadFailed',
+      'released',
+      'acquiring',
+      'waitingForLease',
+      'held',
+      'renewing',
+      'releasing',
+      'armed',
+      'done loadEntries',
+      'always [hasDueWork]',
+      'always [isSettled]',
+      'done acquireLease [isLeaseGranted]',
+      'outbox.rearm [hasWakeTime]',
+      'after nextDue',
+      'after leaseRenewal',
+      'after leaseRetry',
+      'after loadRetry',
+      'outbox.close',
+    ]) {
+      expect(diagram).toContain(name);
+    }
+    expect(diagram).not.toMatch(/anonymous|xstate\.(after|done|error)|\d\.outbox/);
   });
 });

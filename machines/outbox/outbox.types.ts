@@ -1,0 +1,212 @@
+import type { DeadReason } from '../../src/policy/durable-backoff.js';
+import type { Failure, FailureClass } from '../../src/policy/failure.js';
+import type { Policy } from '../../src/policy/policy.js';
+
+/**
+ * The fields of a stored outbox entry that the scheduler reads. A store's `OutboxEntry` has all of them, so
+ * the runtime passes it as is; the machine copies only these (never the request: no path, header or body
+ * ever reaches its context, its snapshots or the inspector).
+ */
+export interface OutboxEntryRecord {
+  id: string;
+  createdAt: number;
+  orderKey?: string | undefined;
+  attempts: number;
+  nextAttemptAt: number;
+  status: 'pending' | 'dead';
+  deadReason?: string | undefined;
+  /** Only the last failure is read: whether going online should end its wait. */
+  failures?: readonly Failure[] | undefined;
+}
+
+/**
+ * Where one entry is, as the scheduler sees it:
+ * - `pending`: in the queue, waiting for its time, for connectivity, for the lease, or for the entries before it
+ *   (the store's `pending`);
+ * - `claiming`: its next attempt is being counted in the store, before it is sent;
+ * - `sending`: the `sendEntry` actor is sending it;
+ * - `committing`: a decision (remove, reschedule, dead-letter, revive) is being written to the store; it takes
+ *   effect only once written;
+ * - `dead`: dead-lettered, kept for the app (the store's `dead`).
+ * A `done` entry is removed from the store and from the machine.
+ */
+export type OutboxEntryStatus = 'pending' | 'claiming' | 'sending' | 'committing' | 'dead';
+
+/** What the machine keeps of each entry, in the store's order (the order they were added). */
+export interface OutboxEntrySummary {
+  id: string;
+  orderKey?: string | undefined;
+  createdAt: number;
+  /** Attempts counted so far, as the store has them. */
+  attempts: number;
+  /**
+   * Not sent before this time. As the store has it, except in memory: `outbox.flush` and going online bring it
+   * forward.
+   */
+  nextAttemptAt: number;
+  /** In memory only: after a failed store write, nothing is written for this entry before this time. */
+  heldUntil?: number | undefined;
+  /**
+   * In memory only: the store already counts the next attempt (`attempts`), which was not made because the
+   * device went offline while it was being counted. The next send uses it instead of counting another.
+   */
+  counted?: boolean | undefined;
+  status: OutboxEntryStatus;
+  /** The write in flight while `claiming` or `committing`. */
+  commit?: OutboxCommit | undefined;
+  /** The last send failed on the device's network path: going online makes the entry due at once. */
+  wakesWhenOnline: boolean;
+  deadReason?: string | undefined;
+}
+
+/**
+ * One write of the scheduler's decision to the store, made by the `commitEntry` actor. Nothing is in effect
+ * before the write resolves; a write that fails leaves the entry as the store had it.
+ */
+export type OutboxCommit =
+  /**
+   * Counts the next attempt before it is sent (so an attempt cut short by a crash still counts). `attempts` is
+   * the new count; the store must hold `attempts - 1` for the claim to apply (another runner may have moved on).
+   */
+  | { op: 'claim'; attempts: number }
+  /** The entry was sent: it is done. */
+  | { op: 'remove'; attempts: number }
+  /** Sent again at `nextAttemptAt`. */
+  | { op: 'reschedule'; attempts: number; nextAttemptAt: number; delayMs: number; failure: Failure }
+  /** Dead-lettered; kept for the app. */
+  | { op: 'dead-letter'; attempts: number; reason: DeadReason; failure?: Failure | undefined }
+  /** A dead entry back in the queue (`outbox.retry`): attempts reset, its age counted from now. */
+  | { op: 'revive'; createdAt: number; nextAttemptAt: number };
+
+/** What starts the outbox machine. */
+export interface OutboxMachineInput {
+  policy: Policy;
+  /** The clock's `now()` when the machine starts. */
+  now: number;
+  /** Whether the connectivity source says online (`unknown` counts as online). */
+  online: boolean;
+  /**
+   * How long a lease lasts once acquired. The machine renews it every third of this while it holds it, and
+   * asks again after half of this when another runner holds it. @default 30000
+   */
+  leaseTtlMs?: number | undefined;
+}
+
+export interface OutboxMachineContext {
+  policy: Policy;
+  leaseTtlMs: number;
+  /** The latest clock time the machine knows of (from event stamps and its own timers). */
+  now: number;
+  online: boolean;
+  /** Every entry, dead ones included, in the order they were added (the store's order). */
+  entries: OutboxEntrySummary[];
+  /** Store writes that failed in a row; the hold-off after a failed write grows with it. */
+  storeFailures: number;
+  /** When the `nextDue` timer fires, while it is armed. */
+  wakeAt?: number | undefined;
+}
+
+/** The result of one send of an entry (one run of the request lifecycle). */
+export type SendResult =
+  | { result: 'sent' }
+  | {
+      result: 'failed';
+      /** The last failure of the send. */
+      failure: Failure;
+      /** The server's Retry-After in ms; `failure.retryAfterMs` is read when this is absent. */
+      retryAfterMs?: number | undefined;
+      /** Attempts this send made (at least 1), counted across layers like `policy.attempts.max`. */
+      attempts: number;
+      /** Whether the same request may be sent again (a retryable failure of a request safe to replay). */
+      retryable: boolean;
+    };
+
+/** What the `sendEntry` actor gets: which entry, and the attempt number counted for it in the store. */
+export interface SendEntryInput {
+  id: string;
+  attempt: number;
+}
+
+/** What the `commitEntry` actor gets. */
+export interface CommitEntryInput {
+  id: string;
+  commit: OutboxCommit;
+}
+
+/** `loadEntries`' output: every stored entry, in the store's order. */
+export interface LoadEntriesOutput {
+  entries: readonly OutboxEntryRecord[];
+  at?: number | undefined;
+}
+
+export interface AcquireLeaseInput {
+  ttlMs: number;
+}
+
+/** `held: false` means another runner holds an unexpired lease. */
+export interface AcquireLeaseOutput {
+  held: boolean;
+  at?: number | undefined;
+}
+
+/** Events the outbox machine accepts. Every `at` is the runtime's `clock.now()`; optional for embedders. */
+export type OutboxMachineEvent =
+  /** A new entry, already written to the store by the runtime. */
+  | { type: 'outbox.enqueued'; entry: OutboxEntryRecord; at?: number | undefined }
+  /** Sends every pending entry now, ignoring backoff but not connectivity, order or concurrency. */
+  | { type: 'outbox.flush'; at?: number | undefined }
+  /** Puts a dead entry back in the queue, attempts reset. */
+  | { type: 'outbox.retry'; id: string; at?: number | undefined }
+  | { type: 'connectivity.changed'; online: boolean; at?: number | undefined }
+  | { type: 'outbox.close' }
+  /** From `sendEntry`: the send ended. */
+  | { type: 'send.ended'; id: string; result: SendResult; at?: number | undefined }
+  /**
+   * From `commitEntry`: the write is in the store. `stored` is given when a claim did not apply because the
+   * store's entry was not what the machine expected (another runner moved it on): the machine takes it.
+   */
+  | { type: 'commit.succeeded'; id: string; stored?: OutboxEntryRecord | undefined; at?: number | undefined }
+  /** From `commitEntry`: the write failed; the store keeps the entry as it was. */
+  | { type: 'commit.failed'; id: string; error: unknown; at?: number | undefined }
+  /**
+   * From `sendEntry`: the send did not start (the device went offline just before). The store counts the attempt
+   * already; the next send uses it.
+   */
+  | { type: 'send.skipped'; id: string; at?: number | undefined }
+  /** From `sendEntry` or `commitEntry`: the store no longer has this entry (removed by another runner or the app). */
+  | { type: 'entry.missing'; id: string; at?: number | undefined }
+  /** Internal: the queue changed, so the wake-up timer is set again. */
+  | { type: 'outbox.rearm' };
+
+/**
+ * Emitted as the outbox goes, once each decision is in the store: the runtime turns these into redacted
+ * decision events. Ids and counts only: never a path, header or body.
+ */
+export type OutboxMachineEmitted =
+  | { type: 'entry-sent'; id: string; attempts: number; at: number }
+  | {
+      type: 'entry-retry-scheduled';
+      id: string;
+      attempts: number;
+      delayMs: number;
+      failureClass: FailureClass;
+      at: number;
+    }
+  | {
+      type: 'entry-dead-lettered';
+      id: string;
+      attempts: number;
+      reason: DeadReason;
+      failureClass?: FailureClass | undefined;
+      at: number;
+    }
+  | { type: 'entry-revived'; id: string; at: number }
+  /** `size` counts every entry, dead ones included; `pending` and `dead` split it. */
+  | { type: 'outbox-changed'; size: number; pending: number; dead: number; at: number }
+  /** A store read or write failed; the entry stays as the store had it. */
+  | {
+      type: 'outbox-store-failed';
+      id?: string | undefined;
+      op: OutboxCommit['op'] | 'load' | 'lease';
+      at: number;
+    };

@@ -1,0 +1,291 @@
+import { createActor, fromPromise, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
+import { commitEntryActor, sendEntryActor, type CommitOutcome } from '../../machines/outbox/outbox.actors.js';
+import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
+import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
+import type {
+  AcquireLeaseInput,
+  AcquireLeaseOutput,
+  LoadEntriesOutput,
+  OutboxCommit,
+  OutboxMachineEmitted,
+  SendResult,
+} from '../../machines/outbox/outbox.types.js';
+import type { Clock } from '../clock/clock.js';
+import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
+import type { Policy } from '../policy/policy.js';
+import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
+
+/**
+ * How long this runner's lease on the store lasts: 30 s. It is renewed every 10 s while the runner sends, and
+ * given back as soon as nothing is in flight or due; a runner that stops without giving it back (a crash, a
+ * closed tab) holds it at most this long. Another runner asks again every 15 s.
+ */
+export const OUTBOX_LEASE_TTL_MS = 30_000;
+
+/** A stored entry keeps its last this many failures (`OutboxEntry.failures`). */
+export const MAX_STORED_FAILURES = 20;
+
+export interface OutboxRunnerOptions {
+  /** Where the entries are kept: the source of truth. The runner never closes it (its owner does). */
+  store: OutboxStore;
+  clock: Clock;
+  policy: Policy;
+  /** Without one, the runner counts as always online. */
+  connectivity?: ConnectivitySource | undefined;
+  /**
+   * Sends a stored entry once (one run of the request lifecycle) and says how it went. `entry.attempts`
+   * already counts this send's first attempt. Should never reject; a rejection counts as a failed attempt whose
+   * outcome is unknown. `signal` aborts when the runner closes.
+   */
+  send(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult>;
+  /** The outbox machine's emitted events, for the decision log (ids, counts and reasons only). */
+  onEmitted?: ((event: OutboxMachineEmitted) => void) | undefined;
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+  /** This runner's name on the lease. @default a random UUID */
+  owner?: string | undefined;
+}
+
+export interface OutboxRunner {
+  /** Writes the entry to the store, then hands it to the scheduler. Rejects (and schedules nothing) when the write fails. */
+  enqueue(entry: OutboxEntry): Promise<void>;
+  /** Entries in the store, dead ones included. */
+  size(): Promise<number>;
+  /** Every stored entry, dead ones included, in the order they were added. */
+  list(): Promise<OutboxEntry[]>;
+  /**
+   * Makes every pending entry due now (backoff ignored; connectivity, order, concurrency and the lease not) and
+   * resolves when the sends it started have ended and their outcomes are written: nothing is in flight and
+   * nothing more can start now.
+   */
+  flush(): Promise<void>;
+  /**
+   * Puts a dead entry back in the queue with its attempts reset and its age counted from now. Resolves `true`
+   * once that is written, `false` when the id is not a dead entry or the write failed.
+   */
+  retry(id: string): Promise<boolean>;
+  /**
+   * Stops the scheduler (aborting sends in flight; their entries stay in the store, attempts counted), stops
+   * listening to connectivity, waits for store writes already started, and gives the lease back. No timer is
+   * left. The store stays open. Closing twice is harmless.
+   */
+  close(): Promise<void>;
+}
+
+/** The stored entry after `commit`, or `undefined` when the commit removes it. */
+export function applyCommit(entry: OutboxEntry, commit: OutboxCommit): OutboxEntry | undefined {
+  const failures = (failure: OutboxEntry['failures'][number] | undefined) =>
+    failure ? [...entry.failures, failure].slice(-MAX_STORED_FAILURES) : entry.failures;
+  switch (commit.op) {
+    case 'remove':
+      return undefined;
+    case 'claim':
+      return { ...entry, attempts: commit.attempts };
+    case 'reschedule':
+      return {
+        ...entry,
+        status: 'pending',
+        attempts: commit.attempts,
+        nextAttemptAt: commit.nextAttemptAt,
+        failures: failures(commit.failure),
+      };
+    case 'dead-letter':
+      return {
+        ...entry,
+        status: 'dead',
+        attempts: commit.attempts,
+        deadReason: commit.reason,
+        failures: failures(commit.failure),
+      };
+    case 'revive': {
+      const { deadReason: _, ...rest } = entry;
+      return {
+        ...rest,
+        status: 'pending',
+        attempts: 0,
+        createdAt: commit.createdAt,
+        nextAttemptAt: commit.nextAttemptAt,
+      };
+    }
+  }
+}
+
+type OutboxSnapshot = SnapshotFrom<typeof outboxMachine>;
+
+/** Nothing in flight and nothing can start now (or the machine has stopped). */
+function isQuiet(snapshot: OutboxSnapshot): boolean {
+  if (snapshot.status !== 'active') return true;
+  if (snapshot.matches('loadFailed')) return true;
+  if (!snapshot.matches('running')) return false;
+  const leaseIdle =
+    snapshot.matches({ running: { lease: 'released' } }) ||
+    snapshot.matches({ running: { lease: 'waitingForLease' } });
+  return leaseIdle && !hasWorkInFlight(snapshot.context);
+}
+
+/**
+ * Creates and drives the outbox machine: the one place that creates an outbox actor. It turns the store, the
+ * clock and the `send` function into the machine's actors, stamps every event with `clock.now()`, and relays
+ * connectivity hints (CONTRACT rule 6: they only schedule work).
+ */
+export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
+  const { store, clock, policy, connectivity } = options;
+  const owner = options.owner ?? globalThis.crypto.randomUUID();
+  const now = () => clock.now();
+  const online = () => connectivity?.current() !== 'offline';
+
+  // Store calls in flight; close() waits for them, so that a write it did not stop is not cut in half.
+  const inFlight = new Set<Promise<unknown>>();
+  const tracked = <T>(promise: Promise<T>): Promise<T> => {
+    const settled = promise.then(
+      () => undefined,
+      () => undefined,
+    );
+    inFlight.add(settled);
+    void settled.then(() => inFlight.delete(settled));
+    return promise;
+  };
+
+  const commit = async ({ id, commit }: { id: string; commit: OutboxCommit }): Promise<CommitOutcome> => {
+    if (commit.op === 'remove') {
+      await tracked(store.remove(id));
+      return { status: 'committed' };
+    }
+    const stored = await tracked(store.get(id));
+    if (!stored) return { status: 'missing' };
+    // A claim applies only to the entry the machine knows: another runner may have sent or counted it since.
+    if (commit.op === 'claim' && (stored.status !== 'pending' || stored.attempts !== commit.attempts - 1))
+      return { status: 'stale', stored };
+    await tracked(store.update(applyCommit(stored, commit)!));
+    return { status: 'committed' };
+  };
+
+  const machine = outboxMachine.provide({
+    actors: {
+      loadEntries: fromPromise<LoadEntriesOutput>(async () => {
+        const entries = await tracked(store.list());
+        return { entries, at: now() };
+      }),
+      acquireLease: fromPromise<AcquireLeaseOutput, AcquireLeaseInput>(async ({ input }) => {
+        const held = await tracked(store.acquireLease(owner, input.ttlMs, now()));
+        return { held, at: now() };
+      }),
+      releaseLease: fromPromise<void>(() => tracked(store.releaseLease(owner))),
+      commitEntry: commitEntryActor(commit, { now }),
+      sendEntry: sendEntryActor(
+        async ({ id }, signal): Promise<SendResult | 'missing' | 'skipped'> => {
+          let entry: OutboxEntry | undefined;
+          try {
+            entry = await tracked(store.get(id));
+          } catch (error) {
+            // Nothing was sent; the attempt was counted already, and another one may succeed.
+            const name = error instanceof Error ? error.name : typeof error;
+            return {
+              result: 'failed',
+              failure: {
+                class: 'unexpected',
+                requestSent: 'no',
+                origin: '',
+                message: `store.get failed (${name})`,
+              },
+              attempts: 1,
+              retryable: true,
+            };
+          }
+          if (!entry) return 'missing';
+          // Offline since the machine started this send: send nothing (rule 6); the counted attempt is kept.
+          if (!online()) return 'skipped';
+          return options.send(entry, signal);
+        },
+        { now },
+      ),
+    },
+  });
+
+  // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
+  const actor = createActor(machine, {
+    input: { policy, now: now(), online: online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS },
+    clock,
+    inspect: options.inspect!,
+  });
+  let failure: unknown;
+  actor.subscribe({ error: (error) => (failure = error) });
+  actor.on('*', (event) => {
+    try {
+      options.onEmitted?.(event);
+    } catch {
+      // A listener's failure is its own: the outbox goes on.
+    }
+  });
+  actor.start();
+
+  let closing: Promise<void> | undefined;
+  const unsubscribe = connectivity?.subscribe((hint) => {
+    // `changed` (a network switch) says nothing about being online: only online/offline schedule work.
+    if (closing || hint === 'changed') return;
+    actor.send({ type: 'connectivity.changed', online: hint === 'online', at: now() });
+  });
+
+  /** Resolves with the first snapshot (now or later) that satisfies `predicate`, or when the actor stops. */
+  const until = (predicate: (snapshot: OutboxSnapshot) => boolean) =>
+    new Promise<OutboxSnapshot>((resolve) => {
+      const done = (snapshot: OutboxSnapshot) => snapshot.status !== 'active' || predicate(snapshot);
+      if (done(actor.getSnapshot())) return resolve(actor.getSnapshot());
+      const finish = () => {
+        subscription.unsubscribe();
+        resolve(actor.getSnapshot());
+      };
+      const subscription = actor.subscribe({
+        next: (snapshot) => {
+          if (done(snapshot)) finish();
+        },
+        complete: finish,
+        error: finish,
+      });
+    });
+
+  const assertOpen = (method: string) => {
+    if (closing) throw new Error(`failwise outbox: ${method}() was called after close()`);
+    if (failure !== undefined)
+      throw new Error(`failwise outbox: the scheduler stopped on an error`, { cause: failure });
+  };
+
+  return {
+    async enqueue(entry) {
+      assertOpen('enqueue');
+      // Written first (CONTRACT rule 10): the scheduler only hears of entries the store already has.
+      await tracked(store.add(entry));
+      if (!closing) actor.send({ type: 'outbox.enqueued', entry, at: now() });
+    },
+    size: async () => (await store.list()).length,
+    list: () => store.list(),
+    async flush() {
+      assertOpen('flush');
+      const loaded = await until((s) => !s.matches('loading'));
+      if (loaded.status !== 'active' || loaded.matches('loadFailed')) return;
+      actor.send({ type: 'outbox.flush', at: now() });
+      await until(isQuiet);
+    },
+    async retry(id) {
+      assertOpen('retry');
+      const loaded = await until((s) => !s.matches('loading'));
+      const entry = loaded.context.entries.find((e) => e.id === id);
+      if (loaded.status !== 'active' || !loaded.matches('running') || entry?.status !== 'dead') return false;
+      actor.send({ type: 'outbox.retry', id, at: now() });
+      const after = await until((s) => s.context.entries.find((e) => e.id === id)?.status !== 'committing');
+      // Revived, the entry may be claimed in the same step: anything but dead (or gone) means it is queued.
+      const status = after.context.entries.find((e) => e.id === id)?.status;
+      return status !== undefined && status !== 'dead';
+    },
+    close() {
+      closing ??= (async () => {
+        unsubscribe?.();
+        if (actor.getSnapshot().status === 'active') actor.send({ type: 'outbox.close' });
+        // Stopping the actor clears its timers and stops its children (aborting sends in flight).
+        actor.stop();
+        while (inFlight.size > 0) await Promise.all([...inFlight]);
+        await store.releaseLease(owner).catch(() => undefined);
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,403 @@
+import { createActor, fromPromise, initialTransition, transition, type InspectionEvent } from 'xstate';
+import { describe, expect, it } from 'vitest';
+import {
+  commitEntryActor,
+  outboxActors,
+  sendEntryActor,
+  type CommitOutcome,
+} from '../../machines/outbox/outbox.actors.js';
+import { initialContext, nextWakeAt, planDispatch, summarize } from '../../machines/outbox/outbox.actions.js';
+import { outboxDelays } from '../../machines/outbox/outbox.delays.js';
+import { outboxGuards } from '../../machines/outbox/outbox.guards.js';
+import type {
+  AcquireLeaseInput,
+  AcquireLeaseOutput,
+  CommitEntryInput,
+  LoadEntriesOutput,
+  OutboxEntryRecord,
+  OutboxEntrySummary,
+  OutboxMachineContext,
+  OutboxMachineEmitted,
+  SendEntryInput,
+  SendResult,
+} from '../../machines/outbox/outbox.types.js';
+import { outboxMachine } from '../../src/machines.js';
+import { simulatedClock } from '../../src/clock/simulated-clock.js';
+import { definePolicy } from '../../src/policy/define-policy.js';
+import type { PolicyInput } from '../../src/policy/policy.js';
+
+// The outbox machine alone, as an app would embed it: its own actors, its own clock, no runner.
+
+const record = (id: string, overrides: Partial<OutboxEntryRecord> = {}): OutboxEntryRecord => ({
+  id,
+  createdAt: 0,
+  attempts: 0,
+  nextAttemptAt: 0,
+  status: 'pending',
+  ...overrides,
+});
+
+const input = (policy: PolicyInput = {}, online = true) => ({ policy: definePolicy(policy), now: 0, online });
+
+/** Values of the actor's snapshots as the inspector saw them. */
+const statesSeen = (events: InspectionEvent[]) =>
+  events.flatMap((e) =>
+    e.type === '@xstate.snapshot' && 'value' in e.snapshot ? [JSON.stringify(e.snapshot.value)] : [],
+  );
+
+function run(actors: Partial<typeof outboxActors>, options: { policy?: PolicyInput; online?: boolean } = {}) {
+  const clock = simulatedClock();
+  const inspected: InspectionEvent[] = [];
+  const emitted: OutboxMachineEmitted[] = [];
+  const actor = createActor(outboxMachine.provide({ actors }), {
+    input: input(options.policy, options.online),
+    clock,
+    inspect: (e) => inspected.push(e),
+  });
+  actor.on('*', (e) => emitted.push(e));
+  actor.start();
+  return { clock, actor, inspected, emitted };
+}
+
+describe('outboxMachine embedded without the runner', () => {
+  it('loads, sends in order with app-provided actors, and stops with no timer left', async () => {
+    const sent: SendEntryInput[] = [];
+    const { clock, actor, inspected, emitted } = run({
+      loadEntries: fromPromise<LoadEntriesOutput>(() =>
+        Promise.resolve({ entries: [record('a'), record('b', { orderKey: 'k' })] }),
+      ),
+      sendEntry: sendEntryActor(async (input) => {
+        sent.push(input);
+        return { result: 'sent' };
+      }),
+    });
+    await clock.increment(0);
+    expect(sent).toEqual([
+      { id: 'a', attempt: 1 },
+      { id: 'b', attempt: 1 },
+    ]);
+    expect(actor.getSnapshot().context.entries).toEqual([]);
+    expect(emitted.filter((e) => e.type === 'entry-sent').map((e) => e.id)).toEqual(['a', 'b']);
+    expect(emitted.at(-1)).toEqual({ type: 'outbox-changed', size: 0, pending: 0, dead: 0, at: 0 });
+    // The inspector sees the states by name.
+    const states = statesSeen(inspected);
+    expect(states[0]).toBe('"loading"');
+    expect(states).toContain('{"running":{"lease":"held","timer":"idle"}}');
+    expect(actor.getSnapshot().value).toEqual({ running: { lease: 'released', timer: 'idle' } });
+    actor.send({ type: 'outbox.close' });
+    expect(actor.getSnapshot().status).toBe('done');
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('without a provided sendEntry, dead-letters visibly rather than waiting forever', async () => {
+    const { clock, actor, emitted } = run({});
+    actor.send({ type: 'outbox.enqueued', entry: record('a') });
+    await clock.increment(0);
+    expect(actor.getSnapshot().context.entries).toMatchObject([
+      { id: 'a', status: 'dead', deadReason: 'not-retryable' },
+    ]);
+    expect(emitted).toContainEqual(
+      expect.objectContaining({
+        type: 'entry-dead-lettered',
+        reason: 'not-retryable',
+        failureClass: 'unexpected',
+      }),
+    );
+    actor.stop();
+  });
+
+  it('counts each attempt in the store before sending it', async () => {
+    const order: string[] = [];
+    const { clock, actor } = run({
+      commitEntry: commitEntryActor(async ({ commit }) => {
+        order.push(commit.op);
+        return { status: 'committed' };
+      }),
+      sendEntry: sendEntryActor(async () => {
+        order.push('send');
+        return order.length < 3
+          ? {
+              result: 'failed',
+              failure: { class: 'connect', requestSent: 'no', origin: 'o', message: 'x' },
+              attempts: 1,
+              retryable: true,
+            }
+          : { result: 'sent' };
+      }),
+    });
+    actor.send({ type: 'outbox.enqueued', entry: record('a'), at: 0 });
+    await clock.increment(10_000);
+    expect(order).toEqual(['claim', 'send', 'reschedule', 'claim', 'send', 'remove']);
+    actor.stop();
+  });
+
+  it('takes the store version when a claim finds the entry moved on, and sends nothing then', async () => {
+    const sent: SendEntryInput[] = [];
+    const { clock, actor } = run({
+      commitEntry: commitEntryActor(async ({ commit }): Promise<CommitOutcome> =>
+        commit.op === 'claim'
+          ? { status: 'stale', stored: record('a', { attempts: 4, nextAttemptAt: 50_000 }) }
+          : { status: 'committed' },
+      ),
+      sendEntry: sendEntryActor(async (input) => {
+        sent.push(input);
+        return { result: 'sent' };
+      }),
+    });
+    actor.send({ type: 'outbox.enqueued', entry: record('a') });
+    await clock.increment(0);
+    expect(sent).toEqual([]);
+    expect(actor.getSnapshot().context.entries).toMatchObject([
+      { id: 'a', status: 'pending', attempts: 4, nextAttemptAt: 50_000 },
+    ]);
+    actor.stop();
+  });
+
+  it('sends nothing when a claim fails, and tries again after initialMs', async () => {
+    let claims = 0;
+    const sent: number[] = [];
+    const { clock, actor, emitted } = run({
+      commitEntry: commitEntryActor(async ({ commit }) => {
+        if (commit.op === 'claim' && ++claims === 1) throw new Error('store unavailable');
+        return { status: 'committed' };
+      }),
+      sendEntry: sendEntryActor(
+        async () => {
+          sent.push(clock.now());
+          return { result: 'sent' };
+        },
+        { now: () => clock.now() },
+      ),
+    });
+    actor.send({ type: 'outbox.enqueued', entry: record('a'), at: 0 });
+    await clock.increment(9_999);
+    expect(sent).toEqual([]);
+    expect(emitted).toContainEqual({ type: 'outbox-store-failed', id: 'a', op: 'claim', at: 0 });
+    await clock.increment(1);
+    expect(sent).toEqual([10_000]);
+    actor.stop();
+  });
+
+  it('keeps the counted attempt of a send that did not start, and uses it for the next send', async () => {
+    const ops: string[] = [];
+    let skip = true;
+    const { clock, actor } = run({
+      commitEntry: commitEntryActor(async ({ commit }) => {
+        ops.push(commit.op);
+        return { status: 'committed' };
+      }),
+      sendEntry: sendEntryActor(async ({ attempt }) => {
+        ops.push(`send ${attempt}`);
+        if (skip) {
+          skip = false;
+          return 'skipped';
+        }
+        return { result: 'sent' };
+      }),
+    });
+    actor.send({ type: 'outbox.enqueued', entry: record('a') });
+    await clock.increment(0);
+    expect(ops).toEqual(['claim', 'send 1', 'send 1', 'remove']);
+    actor.stop();
+  });
+
+  it('forgets an entry the store no longer has', async () => {
+    const { clock, actor } = run({ sendEntry: sendEntryActor(async () => 'missing' as const) });
+    actor.send({ type: 'outbox.enqueued', entry: record('a') });
+    await clock.increment(0);
+    expect(actor.getSnapshot().context.entries).toEqual([]);
+    expect(Object.keys(actor.getSnapshot().children)).toEqual([]);
+    actor.stop();
+  });
+
+  it('reads the store again after loadRetry when loading fails', async () => {
+    let loads = 0;
+    const { clock, actor, emitted } = run(
+      {
+        loadEntries: fromPromise<LoadEntriesOutput>(async () => {
+          loads += 1;
+          if (loads === 1) throw new Error('locked');
+          return { entries: [] };
+        }),
+      },
+      { policy: { durable: { initialMs: 5_000 } } },
+    );
+    await clock.increment(0);
+    expect(actor.getSnapshot().value).toBe('loadFailed');
+    expect(emitted).toEqual([{ type: 'outbox-store-failed', op: 'load', at: 0 }]);
+    await clock.increment(5_000);
+    expect(loads).toBe(2);
+    expect(actor.getSnapshot().matches('running')).toBe(true);
+    actor.stop();
+  });
+
+  it('waits for the lease while another runner holds it', async () => {
+    const asked: number[] = [];
+    const { clock, actor } = run({
+      acquireLease: fromPromise<AcquireLeaseOutput, AcquireLeaseInput>(async ({ input }) => {
+        asked.push(clock.now());
+        expect(input.ttlMs).toBe(30_000);
+        return { held: asked.length > 2, at: clock.now() };
+      }),
+      sendEntry: sendEntryActor(async () => ({ result: 'sent' })),
+    });
+    actor.send({ type: 'outbox.enqueued', entry: record('a') });
+    await clock.increment(0);
+    expect(actor.getSnapshot().value).toMatchObject({ running: { lease: 'waitingForLease' } });
+    await clock.increment(30_000);
+    expect(asked).toEqual([0, 15_000, 30_000]);
+    expect(actor.getSnapshot().context.entries).toEqual([]);
+    actor.stop();
+  });
+
+  it('aborts the sends in flight when closed', async () => {
+    let aborted = false;
+    const { clock, actor } = run({
+      sendEntry: sendEntryActor(
+        (_, signal) =>
+          new Promise<SendResult>((resolve) =>
+            signal.addEventListener('abort', () => {
+              aborted = true;
+              resolve({ result: 'sent' });
+            }),
+          ),
+      ),
+    });
+    actor.send({ type: 'outbox.enqueued', entry: record('a') });
+    await clock.increment(10_000);
+    expect(actor.getSnapshot().value).toMatchObject({ running: { lease: 'held' } });
+    actor.send({ type: 'outbox.close' });
+    await clock.increment(0);
+    expect(aborted).toBe(true);
+    expect(actor.getSnapshot().status).toBe('done');
+    expect(clock.pending()).toBe(0);
+  });
+
+  it('ignores results for an entry that is not sending', async () => {
+    const { clock, actor } = run({});
+    actor.send({ type: 'outbox.enqueued', entry: record('dead', { status: 'dead' }) });
+    await clock.increment(0);
+    const before = actor.getSnapshot().context.entries;
+    actor.send({ type: 'send.ended', id: 'dead', result: { result: 'sent' } });
+    actor.send({ type: 'commit.succeeded', id: 'dead' });
+    actor.send({ type: 'send.ended', id: 'nobody', result: { result: 'sent' } });
+    expect(actor.getSnapshot().context.entries).toEqual(before);
+    actor.stop();
+  });
+
+  it('can be stepped without an actor (pure transitions)', () => {
+    const [loading] = initialTransition(outboxMachine, input());
+    expect(loading.value).toBe('loading');
+    const [running] = transition(outboxMachine, loading, {
+      type: 'xstate.done.actor.loadEntries',
+      output: { entries: [record('a')] },
+    } as never);
+    expect(running.value).toEqual({ running: { lease: 'acquiring', timer: 'armed' } });
+    expect(running.context.wakeAt).toBe(604_800_000); // the entry's expiry
+  });
+});
+
+describe('outboxMachine decisions (pure)', () => {
+  const context = (
+    entries: OutboxEntrySummary[],
+    policy: PolicyInput = {},
+    overrides: Partial<OutboxMachineContext> = {},
+  ): OutboxMachineContext => ({ ...initialContext(input(policy)), entries, ...overrides });
+  const pending = (id: string, overrides: Partial<OutboxEntryRecord> = {}) =>
+    summarize(record(id, overrides));
+
+  it('starts only the head of a fifo queue, even with room for more', () => {
+    const ctx = context([pending('a'), pending('b')], { durable: { concurrency: 5 } });
+    expect(planDispatch(ctx)).toEqual([{ id: 'a', commit: { op: 'claim', attempts: 1 } }]);
+  });
+
+  it('lets a fifo head waiting for its backoff block the rest', () => {
+    const ctx = context([pending('a', { nextAttemptAt: 10 }), pending('b')]);
+    expect(planDispatch(ctx)).toEqual([]);
+    expect(nextWakeAt(ctx)).toBe(10);
+  });
+
+  it('lets dead entries block nothing', () => {
+    const ctx = context([pending('a', { status: 'dead' }), pending('b')]);
+    expect(planDispatch(ctx).map((p) => p.id)).toEqual(['b']);
+  });
+
+  it('orders per key only, up to concurrency', () => {
+    const entries = [
+      pending('a1', { orderKey: 'a' }),
+      pending('a2', { orderKey: 'a' }),
+      pending('b1', { orderKey: 'b' }),
+      pending('n1'),
+      pending('n2'),
+    ];
+    expect(
+      planDispatch(context(entries, { durable: { order: 'per-key', concurrency: 3 } })).map((p) => p.id),
+    ).toEqual(['a1', 'b1', 'n1']);
+    expect(
+      planDispatch(context(entries, { durable: { order: 'per-key', concurrency: 9 } })).map((p) => p.id),
+    ).toEqual(['a1', 'b1', 'n1', 'n2']);
+  });
+
+  it('sends nothing while offline, but dead-letters what expired or ran out of attempts', () => {
+    const ctx = context(
+      [pending('old', { createdAt: -604_800_000 }), pending('spent', { attempts: 10 }), pending('fresh')],
+      {},
+      { online: false },
+    );
+    expect(planDispatch(ctx)).toEqual([
+      { id: 'old', commit: { op: 'dead-letter', attempts: 0, reason: 'expired' } },
+      { id: 'spent', commit: { op: 'dead-letter', attempts: 10, reason: 'attempts-exhausted' } },
+    ]);
+  });
+
+  it('wakes for expiry while offline, and for the next attempt only while online', () => {
+    const entries = [pending('a', { nextAttemptAt: 5_000 })];
+    expect(nextWakeAt(context(entries))).toBe(5_000);
+    expect(nextWakeAt(context(entries, {}, { online: false }))).toBe(604_800_000);
+    expect(nextWakeAt(context([]))).toBe(Infinity);
+    expect(outboxGuards.hasWakeTime({ context: context([]) })).toBe(false);
+  });
+
+  it('never asks a timer to wait longer than a host timer can', () => {
+    const ctx = context([pending('a', { nextAttemptAt: 10 ** 12 })], {
+      durable: { maxAgeMs: 2_147_483_647 },
+    });
+    expect(outboxDelays.nextDue({ context: ctx })).toBe(2_147_483_647);
+    expect(outboxDelays.leaseRenewal({ context: ctx })).toBe(10_000);
+    expect(outboxDelays.leaseRetry({ context: ctx })).toBe(15_000);
+  });
+
+  it('is settled only with nothing in flight and nothing to start', () => {
+    expect(outboxGuards.isSettled({ context: context([pending('a', { nextAttemptAt: 1 })]) })).toBe(true);
+    expect(outboxGuards.isSettled({ context: context([{ ...pending('a'), status: 'sending' }]) })).toBe(
+      false,
+    );
+    expect(outboxGuards.isSettled({ context: context([pending('a')]) })).toBe(false);
+  });
+
+  it('keeps no request data: only ids, counters and times', () => {
+    const summary = summarize({
+      ...record('a'),
+      request: { path: '/secret', headers: { authorization: 'x' }, body: 'b' },
+    } as OutboxEntryRecord);
+    expect(Object.keys(summary).sort()).toEqual(
+      [
+        'attempts',
+        'createdAt',
+        'deadReason',
+        'id',
+        'nextAttemptAt',
+        'orderKey',
+        'status',
+        'wakesWhenOnline',
+      ].sort(),
+    );
+  });
+});
+
+// Type-level: the commit function an app provides receives the machine's commit input.
+export type _CommitInputIsTyped = Parameters<
+  Parameters<typeof commitEntryActor>[0]
+>[0] extends CommitEntryInput
+  ? true
+  : never;
