@@ -2,6 +2,7 @@ import type { InspectionEvent, Observer } from 'xstate';
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Failure } from '../policy/failure.js';
+import type { OutboxStore } from '../stores/outbox-store.js';
 import type { Policy, PolicyInput } from '../policy/policy.js';
 import type { Transport } from '../transports/transport.js';
 import type { AuthProvider } from './auth-coordinator.js';
@@ -85,6 +86,12 @@ export interface FailoverClientOptions {
    * online never marks an origin healthy (CONTRACT rule 6). @default none: always treated as online
    */
   connectivity?: ConnectivitySource;
+  /**
+   * Where durable work is kept (CONTRACT rule 10): `memoryStore()`, `sqliteStore(path)` from failwise/node,
+   * `indexedDbStore(name)` from failwise/browser, or your own (docs/stores.md). `client.close()` closes it.
+   * @default memoryStore()
+   */
+  store?: OutboxStore;
   /** How the primary is probed before failback (docs/failover.md). */
   probe?: ProbeOption;
   /** Randomness for backoff jitter, in [0, 1). @default Math.random */

@@ -6,19 +6,26 @@ import { isSafeMethod } from '../policy/methods.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { TransportResult } from '../policy/transport-result.js';
-import type {
-  AttemptInput,
-  RequestMachineEmitted,
-  RequestMachineOutput,
-} from '../../machines/request/request.types.js';
+import type { AttemptInput, RequestMachineEmitted } from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
 import { createAuthCoordinator } from './auth-coordinator.js';
 import { createHealthMonitor, type HealthSnapshot } from './health-monitor.js';
 import { createProbe } from './probe.js';
+import { entryOf, isMendable, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
+import { createOutboxRunner } from './outbox-runner.js';
+import { memoryStore } from '../stores/memory-store.js';
+import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
+import type { SendResult } from '../../machines/outbox/outbox.types.js';
+import type { FailReason } from '../policy/failure.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEvent } from './decision-events.js';
-import { prepareRequest, type FailoverRequest, type PreparedRequest } from './prepare-request.js';
+import {
+  CREDENTIAL_HEADERS,
+  prepareRequest,
+  type FailoverRequest,
+  type PreparedRequest,
+} from './prepare-request.js';
 import { redactEvent } from './redact.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
 import { validateClientOptions } from './validate-client-options.js';
@@ -35,16 +42,33 @@ export interface FailoverClient {
   fetch(path: string, init?: FetchInit): Promise<Response>;
   /** The origin set's health: its state, the origin reads go to now, and since when (docs/failover.md). */
   health(): HealthSnapshot;
-  /** Ends every request in flight (`cancelled`), stops every timer and probe, and releases the transport. */
+  /** Durable work (docs/durable.md). */
+  readonly outbox: ClientOutbox;
+  /**
+   * Ends every request in flight (`cancelled`; durable work stays in the store), stops every timer, probe and
+   * send, and closes the transport and the store.
+   */
   close(): Promise<void>;
+}
+
+/** `client.outbox`: the durable work this client's store holds. */
+export interface ClientOutbox {
+  /** Entries in the store, dead-lettered ones included. */
+  size(): Promise<number>;
+  /** Every entry, dead-lettered ones included (`status: 'dead'`, with `deadReason`), in the order they were made. */
+  list(): Promise<OutboxEntry[]>;
+  /**
+   * Sends every waiting entry now, backoff or not (but not while offline, and in order), and resolves when those
+   * sends have ended and their outcomes are stored.
+   */
+  flush(): Promise<void>;
+  /** Puts a dead-lettered entry back in the queue with its attempts reset; `false` if it is not a dead entry. */
+  retry(id: string): Promise<boolean>;
 }
 
 /** fetch's `init`, plus failwise's request fields. Members failwise does not use are ignored, as fetch does. */
 export type FetchInit = Omit<RequestInit, 'body' | 'headers' | 'method' | 'signal'> &
   Omit<FailoverRequest, 'path'>;
-
-/** Headers that carry credentials: never sent to an origin with `credentials: 'omit'` (rule 8). */
-const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
 
 interface InFlight {
   prepared: PreparedRequest;
@@ -76,6 +100,10 @@ function createClient(
   const auth = options.auth && createAuthCoordinator(options.auth);
   const generateKey = options.generateIdempotencyKey ?? (() => globalThis.crypto.randomUUID());
   const originsById = new Map(origins.map((origin) => [origin.id, origin]));
+  const store: OutboxStore = options.store ?? memoryStore();
+  /** A durable request waiting for its first send's outcome, by entry id. */
+  const sendWaiters = new Map<string, (output: RunOutput) => void>();
+  let outboxSize = 0;
   const inFlight = new Map<string, InFlight>();
   let requests = 0;
   let closed = false;
@@ -137,6 +165,39 @@ function createClient(
     { clock, inspect: options.inspect },
   );
 
+  const outbox = createOutboxRunner({
+    store,
+    clock,
+    policy,
+    connectivity,
+    inspect: options.inspect,
+    send: (entry, signal) => sendEntry(entry, signal),
+    onEmitted: (event) => {
+      if (event.type === 'outbox-store-failed') return;
+      // The size is told when it changes (not, say, when an empty store has been read at start).
+      if (event.type === 'outbox-changed') {
+        if (event.size === outboxSize) return;
+        outboxSize = event.size;
+      }
+      const id = 'id' in event ? event.id : '';
+      notify({
+        type: 'outbox-changed',
+        requestId: id,
+        method: '',
+        path: '',
+        origin: '',
+        host: '',
+        attempt: 'attempts' in event ? event.attempts : 0,
+        elapsedMs: 0,
+        change: event.type,
+        size: event.type === 'outbox-changed' ? event.size : undefined,
+        delayMs: event.type === 'entry-retry-scheduled' ? event.delayMs : undefined,
+        failureClass: 'failureClass' in event ? event.failureClass : undefined,
+        reason: event.type === 'entry-dead-lettered' ? event.reason : undefined,
+      });
+    },
+  });
+
   async function runAttempt(input: AttemptInput, signal: AbortSignal) {
     const { prepared } = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
@@ -187,13 +248,8 @@ function createClient(
     return { ...stamp(result), authGeneration };
   }
 
-  async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
-    if (closed) throw new FailwiseError('failwise: this client is closed');
-    const prepared = prepareRequest(request, generateKey, strict);
-    const requestId = `r${++requests}`;
-    const startedAt = clock.now();
-    const entry: InFlight = { prepared };
-    // Decision events, redacted (src/runtime/redact.ts); an observer that throws cannot change the request.
+  /** Decision events of one request (or one send of an outbox entry), redacted (src/runtime/redact.ts). */
+  function eventsOf(requestId: string, prepared: PreparedRequest, startedAt: number) {
     const emit = (
       type: DecisionEvent['type'],
       originId: string | undefined,
@@ -243,14 +299,19 @@ function createClient(
         delayMs: event.type === 'retry-scheduled' ? event.delayMs : undefined,
       });
     };
+    return { emit, onEmitted };
+  }
 
-    // Rule 6: while the connectivity source says offline, an interactive request fails at once.
-    if (isOffline()) {
-      emit('failed', undefined, 0, { reason: 'offline' });
-      return { status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 };
-    }
+  /** Runs a prepared request through the request machine to its end; `signal` cancels it at once. */
+  async function run(
+    prepared: PreparedRequest,
+    requestId: string,
+    runPolicy: Policy,
+    signal: AbortSignal | undefined,
+    onEmitted: (event: RequestMachineEmitted) => void,
+  ): Promise<RunOutput> {
+    const entry: InFlight = { prepared };
     inFlight.set(requestId, entry);
-    const { signal } = prepared;
     const cancel = () => entry.running?.cancel();
     try {
       entry.running = driver.run(
@@ -260,11 +321,12 @@ function createClient(
           origins: origins.map((origin) => origin.id),
           write: prepared.write,
           idempotencyKey: prepared.idempotencyKey,
-          policy,
-          budgetMs: prepared.deadlineMs ?? policy.budgetMs,
-          startedAt,
+          policy: runPolicy,
+          budgetMs: prepared.deadlineMs ?? runPolicy.budgetMs,
+          startedAt: clock.now(),
           canRefreshAuth: !!auth,
           canReconcile: !!reconcile,
+          // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
           deferrable: false,
           random: options.random,
         },
@@ -272,17 +334,101 @@ function createClient(
       );
       if (signal?.aborted) cancel();
       signal?.addEventListener('abort', cancel, { once: true });
-      // Only durable work defers (`deferrable` above), and durable work needs the outbox: not in this version.
-      const output = (await entry.running.done) as Exclude<RequestMachineOutput, { status: 'deferred' }>;
-      emit(output.status, output.origin, output.attempts, {
-        reason: output.status === 'failed' ? output.reason : undefined,
-        failureClass: output.status === 'failed' ? output.failure?.class : undefined,
-      });
-      return { ...output, elapsedMs: clock.now() - startedAt };
+      return (await entry.running.done) as RunOutput;
     } finally {
       signal?.removeEventListener('abort', cancel);
       inFlight.delete(requestId);
     }
+  }
+
+  async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
+    if (closed) throw new FailwiseError('failwise: this client is closed');
+    const prepared = prepareRequest(request, generateKey, strict);
+    if (prepared.lifetime === 'durable') return requestDurable(prepared);
+    const requestId = `r${++requests}`;
+    const startedAt = clock.now();
+    const { emit, onEmitted } = eventsOf(requestId, prepared, startedAt);
+    // Rule 6: while the connectivity source says offline, an interactive request fails at once.
+    if (isOffline()) {
+      emit('failed', undefined, 0, { reason: 'offline' });
+      return { status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 };
+    }
+    const output = await run(prepared, requestId, policy, prepared.signal, onEmitted);
+    emit(output.status, output.origin, output.attempts, {
+      reason: output.status === 'failed' ? output.reason : undefined,
+      failureClass: output.status === 'failed' ? output.failure?.class : undefined,
+    });
+    return { ...output, elapsedMs: clock.now() - startedAt };
+  }
+
+  /**
+   * A durable request: written to the store before anything is sent (rule 10), then sent by the outbox in its
+   * turn. When the outbox sends it at once, that send is the interactive try and its outcome is returned;
+   * otherwise (offline, waiting behind earlier entries or for another tab's lease, a failure time can mend, or
+   * no end within the budget) it is `deferred`, and the outbox goes on with it.
+   */
+  async function requestDurable(prepared: PreparedRequest): Promise<Outcome> {
+    const entryId = generateKey();
+    const startedAt = clock.now();
+    const { emit } = eventsOf(entryId, prepared, startedAt);
+    const deferred = (reason: FailReason | 'durable'): Outcome => {
+      emit('deferred', undefined, 0, { reason });
+      return { status: 'deferred', entryId, reason };
+    };
+    let ended: { output: RunOutput; elapsedMs: number } | FailReason | undefined;
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    const end = (value: NonNullable<typeof ended>) => {
+      ended ??= value;
+      wake();
+    };
+    sendWaiters.set(entryId, (output) => end({ output, elapsedMs: clock.now() - startedAt }));
+    const timer = clock.setTimeout(() => end('budget-exhausted'), prepared.deadlineMs ?? policy.budgetMs);
+    const onAbort = () => end('cancelled');
+    prepared.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      try {
+        await outbox.enqueue(entryOf(prepared, entryId, startedAt));
+      } catch (cause) {
+        throw new FailwiseError(
+          'failwise: the durable request could not be written to the store; nothing was sent',
+          {
+            cause,
+          },
+        );
+      }
+      if (prepared.signal?.aborted) onAbort();
+      if (isOffline()) return deferred('offline');
+      const started = await Promise.race([outbox.started(entryId), woken.then(() => true)]);
+      if (!started && ended === undefined) return deferred('durable');
+      await woken;
+      if (typeof ended === 'string') return deferred(ended);
+      const { output, elapsedMs } = ended!;
+      if (output.status === 'failed' && isMendable(output.reason)) return deferred(output.reason);
+      // Succeeded (the outbox removes it), or failed for good (the outbox dead-letters it, for the app to see).
+      emit(output.status, output.origin, output.attempts, {
+        reason: output.status === 'failed' ? output.reason : undefined,
+        failureClass: output.status === 'failed' ? output.failure?.class : undefined,
+      });
+      return { ...output, elapsedMs };
+    } finally {
+      clock.clearTimeout(timer);
+      sendWaiters.delete(entryId);
+      prepared.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** One send of an outbox entry: a run of the request machine, within what is left of the entry's attempts. */
+  async function sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
+    const prepared = preparedOf(entry);
+    const { emit, onEmitted } = eventsOf(entry.id, prepared, clock.now());
+    // `entry.attempts` counts this send's first attempt already.
+    const left = Math.max(1, Math.min(policy.attempts.max, policy.durable.maxAttempts - entry.attempts + 1));
+    const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
+    const output = await run(prepared, entry.id, runPolicy, signal, onEmitted);
+    sendWaiters.get(entry.id)?.(output);
+    if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts);
+    return sendResultOf(output, origins[0]!.id);
   }
 
   return {
@@ -294,14 +440,22 @@ function createClient(
       if (outcome.status === 'succeeded') return outcome.response;
       throw new RequestFailedError(outcome);
     },
+    outbox: {
+      size: () => outbox.size(),
+      list: () => outbox.list(),
+      flush: () => outbox.flush(),
+      retry: (id) => outbox.retry(id),
+    },
     async close() {
       if (closed) return;
       closed = true;
+      // The outbox first: it aborts its sends (their entries stay stored) and waits for its store writes.
+      await outbox.close();
       const pending = [...inFlight.values()];
       for (const entry of pending) entry.running?.cancel();
       monitor.stop();
       await Promise.allSettled(pending.flatMap((entry) => (entry.running ? [entry.running.done] : [])));
-      await transport.close?.();
+      await Promise.allSettled([transport.close?.(), store.close()]);
     },
   };
 }

@@ -1,3 +1,4 @@
+import type { DeadReason } from '../policy/durable-backoff.js';
 import type { HealthCriterion } from '../policy/health-evidence.js';
 import type { FailReason, FailureClass, RequestSent } from '../policy/failure.js';
 
@@ -33,7 +34,12 @@ export interface DecisionEvent {
   status?: number | undefined;
   delayMs?: number | undefined;
   retryAfterMs?: number | undefined;
-  reason?: FailReason | 'durable' | undefined;
+  /** Why a request failed or was deferred, or why an outbox entry was dead-lettered. */
+  reason?: FailReason | 'durable' | DeadReason | undefined;
+  /** `outbox-changed`: what changed (`entry-sent`, `entry-retry-scheduled`, `entry-dead-lettered`, ...). */
+  change?: string | undefined;
+  /** `outbox-changed`: entries in the store, dead-lettered ones included. */
+  size?: number | undefined;
   /** `health-changed`: the states before and after, and the criterion that moved it (docs/failover.md). */
   from?: string | undefined;
   to?: string | undefined;

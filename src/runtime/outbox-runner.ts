@@ -59,6 +59,13 @@ export interface OutboxRunner {
    */
   flush(): Promise<void>;
   /**
+   * Resolves `true` once this runner has begun sending the entry (counting its attempt, sending, or writing the
+   * outcome), `false` when it is not going to start now: it waits for its turn, for connectivity or for the
+   * lease another runner holds, or the runner stopped. `client.request` uses it to tell "sent at once" from
+   * "deferred".
+   */
+  started(id: string): Promise<boolean>;
+  /**
    * Puts a dead entry back in the queue with its attempts reset and its age counted from now. Resolves `true`
    * once that is written, `false` when the id is not a dead entry or the write failed.
    */
@@ -264,6 +271,14 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       if (loaded.status !== 'active' || loaded.matches('loadFailed')) return;
       actor.send({ type: 'outbox.flush', at: now() });
       await until(isQuiet);
+    },
+    async started(id) {
+      const begun = (s: OutboxSnapshot) => {
+        const status = s.context.entries.find((e) => e.id === id)?.status;
+        return status === 'claiming' || status === 'sending' || status === 'committing';
+      };
+      const snapshot = await until((s) => begun(s) || (isQuiet(s) && !s.matches('loading')));
+      return snapshot.status === 'active' && begun(snapshot);
     },
     async retry(id) {
       assertOpen('retry');

@@ -11,11 +11,17 @@ export interface FailoverRequest {
   /** A replayable body: failwise may send the same bytes again. Streams, Blobs and FormData are refused. */
   body?: string | Uint8Array | ArrayBuffer | ArrayBufferView | URLSearchParams | null | undefined;
   /**
-   * `interactive` requests retry within their budget, then fail visibly. `durable` and `cached` arrive
-   * with the outbox and the cache (see docs/guide.md).
+   * `interactive` requests retry within their budget, then fail visibly. `durable` requests are written to the
+   * outbox first and sent until they succeed or are dead-lettered, across restarts (docs/durable.md). `cached`
+   * is not available yet.
    * @default 'interactive'
    */
   lifetime?: 'interactive' | 'durable' | 'cached' | undefined;
+  /**
+   * Durable requests with the same `orderKey` are sent in the order they were made (with
+   * `policy.durable.order: 'per-key'`; with `'fifo'` every durable request keeps its order).
+   */
+  orderKey?: string | undefined;
   /** A key that makes a write safe to replay; the string `'auto'` generates one (sent as `policy.idempotency.header`). */
   idempotencyKey?: string | undefined;
   /**
@@ -30,6 +36,10 @@ export interface FailoverRequest {
 }
 
 export interface PreparedRequest {
+  lifetime: 'interactive' | 'durable';
+  orderKey?: string | undefined;
+  /** The request's own `idempotent` override, kept with a durable entry. */
+  idempotent?: boolean | undefined;
   method: string;
   path: string;
   headers: Record<string, string>;
@@ -40,7 +50,10 @@ export interface PreparedRequest {
   signal?: AbortSignal | undefined;
 }
 
-const FIELDS = /^(method|path|headers|body|lifetime|idempotencyKey|idempotent|deadlineMs|signal)$/;
+const FIELDS = /^(method|path|headers|body|lifetime|orderKey|idempotencyKey|idempotent|deadlineMs|signal)$/;
+
+/** Headers that carry credentials: a durable request must not hold them, or they would be written to the store. */
+export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
 
 /**
  * Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field.
@@ -59,17 +72,27 @@ export function prepareRequest(
   for (const key of Object.keys(request)) {
     if (strict && !FIELDS.test(key)) fail(key, 'unknown field');
   }
-  const { path, lifetime = 'interactive', idempotent, idempotencyKey: key, deadlineMs, signal } = request;
+  const {
+    path,
+    lifetime = 'interactive',
+    idempotent,
+    idempotencyKey: key,
+    deadlineMs,
+    signal,
+    orderKey,
+  } = request;
   const method = String(request.method ?? 'GET');
   if (!HTTP_TOKEN.test(method)) fail('method', `expected an HTTP method token${got(method)}`);
   const upper = method.toUpperCase();
   if (typeof path !== 'string' || !/^\/(?!\/)/.test(path))
     fail('path', `expected a path starting with "/"${got(path)}`);
-  if (lifetime === 'durable' || lifetime === 'cached') {
-    fail('lifetime', `"${lifetime}" is not available yet: it needs the outbox`);
-  }
-  if (lifetime !== 'interactive')
+  if (lifetime === 'cached') fail('lifetime', '"cached" is not available yet: it needs the cache store');
+  if (lifetime !== 'interactive' && lifetime !== 'durable')
     fail('lifetime', `expected "interactive", "durable" or "cached"${got(lifetime)}`);
+  if (orderKey !== undefined && (typeof orderKey !== 'string' || orderKey === ''))
+    fail('orderKey', 'expected a non-empty string');
+  if (orderKey !== undefined && lifetime !== 'durable')
+    fail('orderKey', 'only a durable request has an order key');
   if (idempotent !== undefined && typeof idempotent !== 'boolean') fail('idempotent', 'expected a boolean');
   if (key !== undefined && (typeof key !== 'string' || !/^[^\r\n]*\S[^\r\n]*$/.test(key))) {
     fail('idempotencyKey', 'expected a non-empty single-line string or "auto"');
@@ -103,13 +126,25 @@ export function prepareRequest(
     );
   }
   if (body !== undefined && /^(GET|HEAD)$/.test(upper)) fail('body', `a ${upper} request cannot have a body`);
+  if (lifetime === 'durable') {
+    for (const name of CREDENTIAL_HEADERS)
+      if (name in headers)
+        fail(
+          'headers',
+          `a durable request is stored, so it must not carry ${name}: give credentials with \`auth\``,
+        );
+  }
   return {
+    lifetime: lifetime as 'interactive' | 'durable',
+    orderKey,
+    idempotent,
     method: upper,
     path: path,
     headers,
     write: isWrite(upper, idempotent),
     body: body as string | Uint8Array | undefined,
-    idempotencyKey: key === 'auto' ? generateKey() : key,
+    // Durable work always has a key (generated when it has none): a resend is always safe (rule 10).
+    idempotencyKey: key === 'auto' || (key === undefined && lifetime === 'durable') ? generateKey() : key,
     deadlineMs,
     signal,
   };

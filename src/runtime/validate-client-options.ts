@@ -25,6 +25,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   generateIdempotencyKey: '',
   inspect: '',
   connectivity: 'current subscribe',
+  store: 'add update remove get list acquireLease releaseLease close',
   probe: null,
 };
 const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts)$/;

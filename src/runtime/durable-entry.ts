@@ -1,0 +1,75 @@
+import type { SendResult } from '../../machines/outbox/outbox.types.js';
+import type { RequestMachineOutput } from '../../machines/request/request.types.js';
+import type { FailReason } from '../policy/failure.js';
+import { isWrite } from '../policy/methods.js';
+import type { OutboxEntry } from '../stores/outbox-store.js';
+import type { PreparedRequest } from './prepare-request.js';
+
+/** A request run's output, as the client gets it: never `deferred` (the outbox decides that). */
+export type RunOutput = Exclude<RequestMachineOutput, { status: 'deferred' }>;
+
+/**
+ * Why a send may be tried again later: time, connectivity or failback can mend these. Any other end
+ * (`not-retryable`, `unauthorized`, `unsafe-to-replay`) dead-letters the entry.
+ */
+const MENDABLE: ReadonlySet<FailReason> = new Set<FailReason>([
+  'attempts-exhausted',
+  'budget-exhausted',
+  'retry-after-exceeds-budget',
+  'offline',
+  'no-healthy-origin',
+  'cancelled',
+]);
+
+export const isMendable = (reason: FailReason) => MENDABLE.has(reason);
+
+/** The outbox entry of a durable request, written before its first attempt (CONTRACT rule 10). */
+export function entryOf(prepared: PreparedRequest, id: string, now: number): OutboxEntry {
+  const { method, path, headers, body, idempotent, orderKey, idempotencyKey } = prepared;
+  return {
+    id,
+    createdAt: now,
+    request: { method, path, headers, body, idempotent },
+    // prepareRequest gives every durable request a key.
+    idempotencyKey: idempotencyKey!,
+    orderKey,
+    attempts: 0,
+    nextAttemptAt: now,
+    failures: [],
+    status: 'pending',
+  };
+}
+
+/** A stored entry as a request to run again. */
+export function preparedOf(entry: OutboxEntry): PreparedRequest {
+  const { method, path, headers, body, idempotent } = entry.request;
+  return {
+    lifetime: 'durable',
+    method,
+    path,
+    headers,
+    body,
+    idempotent,
+    orderKey: entry.orderKey,
+    write: isWrite(method, idempotent),
+    idempotencyKey: entry.idempotencyKey,
+  };
+}
+
+/** What the outbox learns from one send. */
+export function sendResultOf(output: RunOutput, origin: string): SendResult {
+  if (output.status === 'succeeded') return { result: 'sent' };
+  const failure = output.failure ?? {
+    class: output.reason === 'offline' ? 'offline' : 'unexpected',
+    requestSent: 'no',
+    origin: output.origin ?? origin,
+    message: `ended ${output.reason} before an attempt`,
+  };
+  return {
+    result: 'failed',
+    failure,
+    retryAfterMs: failure.retryAfterMs,
+    attempts: Math.max(1, output.attempts),
+    retryable: isMendable(output.reason),
+  };
+}

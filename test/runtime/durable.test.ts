@@ -1,0 +1,173 @@
+import { describe, expect, it } from 'vitest';
+import { harness, type Harness } from '../helpers/client-harness.js';
+import { fail, respond } from '../helpers/scripted-transport.js';
+import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
+import { memoryStore } from '../../src/stores/memory-store.js';
+import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
+import { RequestError } from '../../src/errors/request-error.js';
+import { FailwiseError } from '../../src/errors/failwise-error.js';
+
+const order = { method: 'POST', path: '/v1/orders', body: '{"qty":1}', lifetime: 'durable' } as const;
+const keyOf = (headers: Record<string, string>) => headers['idempotency-key'];
+
+/** Drives the simulated clock at its current time until `promise` settles: outbox work needs its 0 ms timers run. */
+async function settled<T>(h: Harness, promise: Promise<T>): Promise<T> {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; i < 100 && !done; i++) await h.clock.increment(0);
+  return promise;
+}
+
+/** A store that records what it held at each moment a send began. */
+function watchedStore() {
+  const store = memoryStore();
+  const seenAtSend: OutboxEntry[][] = [];
+  return { store, seenAtSend, snapshot: async () => seenAtSend.push(await store.list()) };
+}
+
+describe('lifetime: durable', () => {
+  it('is written to the store, with a generated key, before its first attempt, and removed once it succeeded', async () => {
+    const { store, seenAtSend, snapshot } = watchedStore();
+    const h = harness([{ reply: respond(201) }], { store });
+    const send = h.transport.send.bind(h.transport);
+    h.transport.send = async (request) => (await snapshot(), send(request));
+    const outcome = await settled(h, h.client.request(order));
+    expect(outcome).toMatchObject({ status: 'succeeded', attempts: 1, origin: 'primary' });
+    expect(seenAtSend).toHaveLength(1);
+    const [stored] = seenAtSend[0]!;
+    expect(stored).toMatchObject({
+      status: 'pending',
+      request: { method: 'POST', path: '/v1/orders', body: '{"qty":1}' },
+    });
+    expect(stored!.idempotencyKey).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keyOf(h.transport.calls[0]!.headers)).toBe(stored!.idempotencyKey);
+    expect(await h.client.outbox.size()).toBe(0);
+    await h.client.close();
+    expect(h.clock.pending()).toBe(0);
+  });
+
+  it('keeps the key the request gave', async () => {
+    const h = harness([{ reply: respond(201) }]);
+    await settled(h, h.client.request({ ...order, idempotencyKey: 'order-42' }));
+    expect(keyOf(h.transport.calls[0]!.headers)).toBe('order-42');
+  });
+
+  it('is deferred while offline, with nothing sent, and sent as soon as the device is online (rule 6)', async () => {
+    const connectivity = manualConnectivity('offline');
+    const h = harness([{ reply: respond(201) }], { connectivity });
+    const outcome = await settled(h, h.client.request(order));
+    expect(outcome).toEqual({ status: 'deferred', entryId: expect.any(String), reason: 'offline' });
+    expect(h.transport.calls).toHaveLength(0);
+    const [entry] = await h.client.outbox.list();
+    expect(entry).toMatchObject({ id: outcome.status === 'deferred' && outcome.entryId, status: 'pending' });
+    connectivity.set('online');
+    await h.clock.increment(0);
+    await settled(h, h.client.outbox.flush());
+    expect(h.transport.calls).toHaveLength(1);
+    expect(keyOf(h.transport.calls[0]!.headers)).toBe(entry!.idempotencyKey);
+    expect(await h.client.outbox.size()).toBe(0);
+    expect(h.events.filter((e) => e.type === 'deferred').map((e) => e.reason)).toEqual(['offline']);
+  });
+
+  it('is deferred, not failed, when the server asks it to wait longer than its budget, carrying its key, attempts and failures', async () => {
+    const h = harness([{ reply: respond(503, { 'retry-after': '120' }) }, { reply: respond(201) }], {
+      policy: { durable: { initialMs: 1_000 } },
+    });
+    const outcome = await settled(h, h.client.request(order));
+    expect(outcome).toMatchObject({ status: 'deferred', reason: 'retry-after-exceeds-budget' });
+    const [entry] = await h.client.outbox.list();
+    expect(entry).toMatchObject({
+      attempts: 1,
+      nextAttemptAt: 120_000,
+      failures: [{ class: 'unavailable', status: 503, retryAfterMs: 120_000, requestSent: 'yes' }],
+    });
+    // Not before the server said.
+    await h.clock.increment(119_999);
+    expect(h.transport.calls).toHaveLength(1);
+    await h.clock.increment(1);
+    await settled(h, h.client.outbox.flush());
+    expect(h.transport.calls).toHaveLength(2);
+    expect(keyOf(h.transport.calls[1]!.headers)).toBe(keyOf(h.transport.calls[0]!.headers));
+    expect(await h.client.outbox.size()).toBe(0);
+  });
+
+  it('fails visibly on a status that is never retried, and keeps the entry dead-lettered for the app to retry', async () => {
+    const h = harness([{ reply: respond(422, {}, 'bad order') }, { reply: respond(201) }]);
+    const outcome = await settled(h, h.client.request(order));
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'not-retryable', failure: { status: 422 } });
+    expect(outcome.status === 'failed' && (await outcome.response?.text())).toBe('bad order');
+    const [dead] = await h.client.outbox.list();
+    expect(dead).toMatchObject({ status: 'dead', deadReason: 'not-retryable', attempts: 1 });
+    expect(await settled(h, h.client.outbox.retry(dead!.id))).toBe(true);
+    await settled(h, h.client.outbox.flush());
+    expect(h.transport.calls).toHaveLength(2);
+    expect(await h.client.outbox.size()).toBe(0);
+    expect(await h.client.outbox.retry('no-such-entry')).toBe(false);
+  });
+
+  it('keeps order: a durable request made while an earlier one waits is deferred behind it', async () => {
+    const h = harness([{ reply: fail('connect') }, { reply: respond(201) }], {
+      policy: { attempts: { max: 1 }, durable: { initialMs: 10_000 } },
+    });
+    expect(await settled(h, h.client.request(order))).toMatchObject({
+      status: 'deferred',
+      reason: 'attempts-exhausted',
+    });
+    expect(await settled(h, h.client.request({ ...order, body: '{"qty":2}' }))).toMatchObject({
+      status: 'deferred',
+      reason: 'durable',
+    });
+    expect(h.transport.calls).toHaveLength(1);
+    await h.clock.increment(10_000);
+    await settled(h, h.client.outbox.flush());
+    expect(h.transport.calls.map((call) => call.body)).toEqual(['{"qty":1}', '{"qty":1}', '{"qty":2}']);
+    expect(await h.client.outbox.size()).toBe(0);
+  });
+
+  it('announces outbox changes as redacted outbox-changed events', async () => {
+    const connectivity = manualConnectivity('offline');
+    const h = harness([{ reply: respond(201) }], { connectivity });
+    await settled(h, h.client.request({ ...order, path: '/v1/orders?token=secret' }));
+    connectivity.set('online');
+    await settled(h, h.client.outbox.flush());
+    const changes = h.events.filter((e) => e.type === 'outbox-changed');
+    expect(changes.map((e) => [e.change, e.size])).toEqual([
+      ['outbox-changed', 1],
+      ['entry-sent', undefined],
+      ['outbox-changed', 0],
+    ]);
+    expect(JSON.stringify(h.events)).not.toContain('secret');
+  });
+
+  it('refuses credentials in the headers of a durable request: they would be stored', async () => {
+    const h = harness([{ reply: respond(201) }]);
+    await expect(h.client.request({ ...order, headers: { Authorization: 'Bearer t' } })).rejects.toThrow(
+      new RequestError(
+        'headers',
+        'a durable request is stored, so it must not carry authorization: give credentials with `auth`',
+      ),
+    );
+    await expect(h.client.request({ path: '/x', orderKey: 'a' })).rejects.toThrow(RequestError);
+    expect(h.transport.calls).toHaveLength(0);
+  });
+
+  it('rejects, with nothing sent, when the store cannot take the entry', async () => {
+    const broken: OutboxStore = { ...memoryStore(), add: () => Promise.reject(new Error('disk full')) };
+    const h = harness([{ reply: respond(201) }], { store: broken });
+    await expect(h.client.request(order)).rejects.toThrow(FailwiseError);
+    expect(h.transport.calls).toHaveLength(0);
+  });
+
+  it('closes the store with the client, durable work left in it', async () => {
+    const store = memoryStore();
+    const connectivity = manualConnectivity('offline');
+    const h = harness([{ reply: respond(201) }], { store, connectivity });
+    await settled(h, h.client.request(order));
+    await h.client.close();
+    await expect(store.list()).rejects.toThrow(/closed/);
+    expect(h.clock.pending()).toBe(0);
+  });
+});
