@@ -1,7 +1,7 @@
 // The `failwise` entry: universal (browsers, React Native, Node >= 20, Deno, Bun), no Node built-ins.
 // Exports are listed by name on purpose; anything not here is internal.
 export { createFailoverClient } from './runtime/create-failover-client.js';
-export type { FailoverClient, FetchInit } from './runtime/create-failover-client.js';
+export type { FailoverClient, FetchInit, ClientOutbox } from './runtime/create-failover-client.js';
 export type {
   FailoverClientOptions,
   OriginConfig,
@@ -44,6 +44,8 @@ export type {
 } from './connectivity/connectivity-source.js';
 
 export { memoryStore } from './stores/memory-store.js';
+export { memoryCache } from './cache/memory-cache.js';
+export type { ResponseCache, CachedResponse } from './cache/response-cache.js';
 export type { OutboxStore, OutboxEntry, StoredRequest } from './stores/outbox-store.js';
 
 export { FailwiseError } from './errors/failwise-error.js';

@@ -70,7 +70,16 @@ export function simulatedClock(options: { startAt?: number } = {}): SimulatedClo
     set: advanceTo,
     async runAll(limitMs = 86_400_000) {
       const end = now + limitMs;
-      for (let next = nextDue(end); next; next = nextDue(end)) await advanceTo(next[1].due);
+      // One timer at a time, settling first: a timer cancelled meanwhile is never waited for, and time stops
+      // at the last timer that fired.
+      for (;;) {
+        await settle();
+        const next = nextDue(end);
+        if (!next) break;
+        timers.delete(next[0]);
+        now = next[1].due;
+        next[1].fn();
+      }
     },
   };
 }

@@ -32,4 +32,5 @@ export const defaultPolicy: Policy = {
     order: 'fifo',
     concurrency: 1,
   },
+  cache: { maxAgeMs: 86_400_000, maxEntries: 100 },
 };

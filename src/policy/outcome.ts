@@ -8,7 +8,10 @@ export type Outcome =
       origin: string;
       attempts: number;
       elapsedMs: number;
+      /** Served from the cache (`lifetime: 'cached'`) because the network path failed or a refresh runs. */
       stale?: boolean;
+      /** How old the cached response is, when `stale`. */
+      ageMs?: number;
       /** The write's outcome was unknown and `reconcile` found it applied. */
       reconciled?: boolean;
     }

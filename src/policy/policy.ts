@@ -93,6 +93,13 @@ export interface Policy {
   health: HealthPolicy;
   /** How the outbox sends durable work (docs/durable.md). */
   durable: DurablePolicy;
+  /** What `lifetime: 'cached'` reads may serve (docs/durable.md#cached-reads). */
+  cache: {
+    /** A cached response older than this is never served. @default 86400000 (one day) */
+    maxAgeMs: number;
+    /** Responses the default memory cache keeps, least recently used out first. @default 100 */
+    maxEntries: number;
+  };
 }
 
 /**

@@ -155,4 +155,5 @@ export const policyInputSchema = group({
       concurrency: z.optional(integer(z.gte(1), 100)),
     }),
   ),
+  cache: z.optional(group({ maxAgeMs: positiveMs, maxEntries: z.optional(integer(z.gte(1), 100_000)) })),
 });

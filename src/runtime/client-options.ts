@@ -3,6 +3,7 @@ import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Failure } from '../policy/failure.js';
 import type { OutboxStore } from '../stores/outbox-store.js';
+import type { ResponseCache } from '../cache/response-cache.js';
 import type { Policy, PolicyInput } from '../policy/policy.js';
 import type { Transport } from '../transports/transport.js';
 import type { AuthProvider } from './auth-coordinator.js';
@@ -92,6 +93,10 @@ export interface FailoverClientOptions {
    * @default memoryStore()
    */
   store?: OutboxStore;
+  /**
+   * Where `lifetime: 'cached'` reads are kept. @default memoryCache({ maxEntries: policy.cache.maxEntries })
+   */
+  cache?: ResponseCache;
   /** How the primary is probed before failback (docs/failover.md). */
   probe?: ProbeOption;
   /** Randomness for backoff jitter, in [0, 1). @default Math.random */

@@ -15,6 +15,9 @@ import { createProbe } from './probe.js';
 import { entryOf, isMendable, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
 import { createOutboxRunner } from './outbox-runner.js';
 import { memoryStore } from '../stores/memory-store.js';
+import { memoryCache } from '../cache/memory-cache.js';
+import type { ResponseCache } from '../cache/response-cache.js';
+import { countsAgainstOrigin } from '../policy/health-evidence.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { SendResult } from '../../machines/outbox/outbox.types.js';
 import type { FailReason } from '../policy/failure.js';
@@ -104,6 +107,9 @@ function createClient(
   /** A durable request waiting for its first send's outcome, by entry id. */
   const sendWaiters = new Map<string, (output: RunOutput) => void>();
   let outboxSize = 0;
+  const cache: ResponseCache = options.cache ?? memoryCache({ maxEntries: policy.cache.maxEntries });
+  /** Cached reads whose network request is running, by cache key: others for that key are served from the cache. */
+  const refreshing = new Map<string, number>();
   const inFlight = new Map<string, InFlight>();
   let requests = 0;
   let closed = false;
@@ -345,6 +351,11 @@ function createClient(
     if (closed) throw new FailwiseError('failwise: this client is closed');
     const prepared = prepareRequest(request, generateKey, strict);
     if (prepared.lifetime === 'durable') return requestDurable(prepared);
+    if (prepared.lifetime === 'cached') return requestCached(prepared);
+    return requestInteractive(prepared);
+  }
+
+  async function requestInteractive(prepared: PreparedRequest): Promise<Outcome> {
     const requestId = `r${++requests}`;
     const startedAt = clock.now();
     const { emit, onEmitted } = eventsOf(requestId, prepared, startedAt);
@@ -359,6 +370,64 @@ function createClient(
       failureClass: output.status === 'failed' ? output.failure?.class : undefined,
     });
     return { ...output, elapsedMs: clock.now() - startedAt };
+  }
+
+  /**
+   * A cached read: sent as an interactive request, its success kept in the cache. It is answered from the cache
+   * instead, `stale` with its age, when the network path fails (offline, no usable origin, a failure that counts
+   * against an origin) or while a refresh of the same key is already running; never for a 4xx or a 401, and
+   * never older than `policy.cache.maxAgeMs`.
+   */
+  async function requestCached(prepared: PreparedRequest): Promise<Outcome> {
+    const key = prepared.cacheKey ?? `${prepared.method} ${prepared.path}`;
+    const startedAt = clock.now();
+    const fromCache = async (attempts: number): Promise<Outcome | undefined> => {
+      const hit = await cache.get(key);
+      if (!hit) return undefined;
+      const ageMs = clock.now() - hit.storedAt;
+      if (ageMs > policy.cache.maxAgeMs) return void (await cache.delete(key));
+      const { status, statusText, headers, body, origin } = hit;
+      const nullBody = prepared.method === 'HEAD' || [204, 205, 304].includes(status);
+      const response = new Response(nullBody ? null : body.slice(), { status, statusText, headers });
+      const elapsedMs = clock.now() - startedAt;
+      eventsOf(`c${++requests}`, prepared, startedAt).emit('succeeded', origin, attempts, { stale: true });
+      return { status: 'succeeded', response, origin, attempts, elapsedMs, stale: true, ageMs };
+    };
+    if (refreshing.has(key)) {
+      const cached = await fromCache(0);
+      if (cached) return cached;
+    }
+    refreshing.set(key, (refreshing.get(key) ?? 0) + 1);
+    let outcome: Outcome;
+    try {
+      outcome = await requestInteractive(prepared);
+    } finally {
+      const left = refreshing.get(key)! - 1;
+      if (left === 0) refreshing.delete(key);
+      else refreshing.set(key, left);
+    }
+    if (outcome.status === 'succeeded') {
+      const { response, origin } = outcome;
+      if (!/no-store/i.test(response.headers.get('cache-control') ?? '')) {
+        await cache.put(key, {
+          status: response.status,
+          statusText: response.statusText,
+          headers: [...response.headers],
+          body: new Uint8Array(await response.clone().arrayBuffer()),
+          origin,
+          storedAt: clock.now(),
+        });
+      }
+      return outcome;
+    }
+    const pathFailed =
+      outcome.status === 'failed' &&
+      (outcome.reason === 'offline' ||
+        outcome.reason === 'no-healthy-origin' ||
+        (outcome.failure !== undefined &&
+          (outcome.failure.class === 'offline' ||
+            countsAgainstOrigin(outcome.failure.class, outcome.failure.status, true))));
+    return (pathFailed && (await fromCache(outcome.status === 'failed' ? outcome.attempts : 0))) || outcome;
   }
 
   /**

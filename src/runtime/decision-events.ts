@@ -36,6 +36,8 @@ export interface DecisionEvent {
   retryAfterMs?: number | undefined;
   /** Why a request failed or was deferred, or why an outbox entry was dead-lettered. */
   reason?: FailReason | 'durable' | DeadReason | undefined;
+  /** `succeeded` from the cache: the response may be old (`lifetime: 'cached'`). */
+  stale?: boolean | undefined;
   /** `outbox-changed`: what changed (`entry-sent`, `entry-retry-scheduled`, `entry-dead-lettered`, ...). */
   change?: string | undefined;
   /** `outbox-changed`: entries in the store, dead-lettered ones included. */

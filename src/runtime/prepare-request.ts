@@ -13,7 +13,8 @@ export interface FailoverRequest {
   /**
    * `interactive` requests retry within their budget, then fail visibly. `durable` requests are written to the
    * outbox first and sent until they succeed or are dead-lettered, across restarts (docs/durable.md). `cached`
-   * is not available yet.
+   * GETs and HEADs are answered from the cache, marked `stale`, when the network path fails or while a refresh
+   * of the same key runs: only for screens that can show data that may be old.
    * @default 'interactive'
    */
   lifetime?: 'interactive' | 'durable' | 'cached' | undefined;
@@ -22,6 +23,8 @@ export interface FailoverRequest {
    * `policy.durable.order: 'per-key'`; with `'fifo'` every durable request keeps its order).
    */
   orderKey?: string | undefined;
+  /** What a cached read is kept under. @default the method and path, e.g. `GET /v1/items?page=2` */
+  cacheKey?: string | undefined;
   /** A key that makes a write safe to replay; the string `'auto'` generates one (sent as `policy.idempotency.header`). */
   idempotencyKey?: string | undefined;
   /**
@@ -36,8 +39,9 @@ export interface FailoverRequest {
 }
 
 export interface PreparedRequest {
-  lifetime: 'interactive' | 'durable';
+  lifetime: 'interactive' | 'durable' | 'cached';
   orderKey?: string | undefined;
+  cacheKey?: string | undefined;
   /** The request's own `idempotent` override, kept with a durable entry. */
   idempotent?: boolean | undefined;
   method: string;
@@ -50,7 +54,8 @@ export interface PreparedRequest {
   signal?: AbortSignal | undefined;
 }
 
-const FIELDS = /^(method|path|headers|body|lifetime|orderKey|idempotencyKey|idempotent|deadlineMs|signal)$/;
+const FIELDS =
+  /^(method|path|headers|body|lifetime|orderKey|cacheKey|idempotencyKey|idempotent|deadlineMs|signal)$/;
 
 /** Headers that carry credentials: a durable request must not hold them, or they would be written to the store. */
 export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
@@ -80,19 +85,25 @@ export function prepareRequest(
     deadlineMs,
     signal,
     orderKey,
+    cacheKey,
   } = request;
   const method = String(request.method ?? 'GET');
   if (!HTTP_TOKEN.test(method)) fail('method', `expected an HTTP method token${got(method)}`);
   const upper = method.toUpperCase();
   if (typeof path !== 'string' || !/^\/(?!\/)/.test(path))
     fail('path', `expected a path starting with "/"${got(path)}`);
-  if (lifetime === 'cached') fail('lifetime', '"cached" is not available yet: it needs the cache store');
-  if (lifetime !== 'interactive' && lifetime !== 'durable')
+  if (lifetime !== 'interactive' && lifetime !== 'durable' && lifetime !== 'cached')
     fail('lifetime', `expected "interactive", "durable" or "cached"${got(lifetime)}`);
   if (orderKey !== undefined && (typeof orderKey !== 'string' || orderKey === ''))
     fail('orderKey', 'expected a non-empty string');
   if (orderKey !== undefined && lifetime !== 'durable')
     fail('orderKey', 'only a durable request has an order key');
+  if (lifetime === 'cached' && !/^(GET|HEAD)$/.test(upper))
+    fail('lifetime', `"cached" is for GET and HEAD requests, got ${upper}`);
+  if (cacheKey !== undefined && (typeof cacheKey !== 'string' || cacheKey === ''))
+    fail('cacheKey', 'expected a non-empty string');
+  if (cacheKey !== undefined && lifetime !== 'cached')
+    fail('cacheKey', 'only a cached request has a cache key');
   if (idempotent !== undefined && typeof idempotent !== 'boolean') fail('idempotent', 'expected a boolean');
   if (key !== undefined && (typeof key !== 'string' || !/^[^\r\n]*\S[^\r\n]*$/.test(key))) {
     fail('idempotencyKey', 'expected a non-empty single-line string or "auto"');
@@ -135,8 +146,9 @@ export function prepareRequest(
         );
   }
   return {
-    lifetime: lifetime as 'interactive' | 'durable',
+    lifetime,
     orderKey,
+    cacheKey,
     idempotent,
     method: upper,
     path: path,

@@ -26,6 +26,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   inspect: '',
   connectivity: 'current subscribe',
   store: 'add update remove get list acquireLease releaseLease close',
+  cache: 'get put delete clear',
   probe: null,
 };
 const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts)$/;

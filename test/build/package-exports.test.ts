@@ -78,6 +78,7 @@ describe('the published package', () => {
       'RequestError',
       'RequestFailedError',
       'memoryStore',
+      'memoryCache',
       'manualConnectivity',
     ]) {
       expect(entries['root']?.split(',')).toContain(name);

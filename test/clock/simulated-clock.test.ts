@@ -66,4 +66,14 @@ describe('simulatedClock', () => {
       'simulatedClock: startAt must be a finite number, got Infinity',
     );
   });
+
+  it('runAll stops at the last timer that fired, never at one cancelled meanwhile', async () => {
+    const clock = simulatedClock();
+    // A long timer, cancelled by the work a short one (armed once promises settle) does.
+    const long = clock.setTimeout(() => undefined, 10_000);
+    void Promise.resolve().then(() => clock.setTimeout(() => clock.clearTimeout(long), 5));
+    await clock.runAll();
+    expect(clock.now()).toBe(5);
+    expect(clock.pending()).toBe(0);
+  });
 });
