@@ -281,8 +281,15 @@ export function recordSendEnded({ context }: Args, event: EventOf<'send.ended'>)
             nextAttemptAt: verdict.nextAttemptAt,
             delayMs: verdict.delayMs,
             failure: result.failure,
+            failures: result.failures,
           }
-        : { op: 'dead-letter', attempts, reason: verdict.reason, failure: result.failure };
+        : {
+            op: 'dead-letter',
+            attempts,
+            reason: verdict.reason,
+            failure: result.failure,
+            failures: result.failures,
+          };
   }
   return {
     changes: {

@@ -71,10 +71,23 @@ export type OutboxCommit =
   | { op: 'claim'; attempts: number }
   /** The entry was sent: it is done. */
   | { op: 'remove'; attempts: number }
-  /** Sent again at `nextAttemptAt`. */
-  | { op: 'reschedule'; attempts: number; nextAttemptAt: number; delayMs: number; failure: Failure }
+  /** Sent again at `nextAttemptAt`. `failures`, when given, are every failure of the send (`failure` the last). */
+  | {
+      op: 'reschedule';
+      attempts: number;
+      nextAttemptAt: number;
+      delayMs: number;
+      failure: Failure;
+      failures?: readonly Failure[] | undefined;
+    }
   /** Dead-lettered; kept for the app. */
-  | { op: 'dead-letter'; attempts: number; reason: DeadReason; failure?: Failure | undefined }
+  | {
+      op: 'dead-letter';
+      attempts: number;
+      reason: DeadReason;
+      failure?: Failure | undefined;
+      failures?: readonly Failure[] | undefined;
+    }
   /** A dead entry back in the queue (`outbox.retry`): attempts reset, its age counted from now. */
   | { op: 'revive'; createdAt: number; nextAttemptAt: number };
 
@@ -113,6 +126,8 @@ export type SendResult =
       result: 'failed';
       /** The last failure of the send. */
       failure: Failure;
+      /** Every failure of the send, oldest first (the entry's failure history keeps them all). */
+      failures?: readonly Failure[] | undefined;
       /** The server's Retry-After in ms; `failure.retryAfterMs` is read when this is absent. */
       retryAfterMs?: number | undefined;
       /** Attempts this send made (at least 1), counted across layers like `policy.attempts.max`. */

@@ -20,7 +20,7 @@ import type { ResponseCache } from '../cache/response-cache.js';
 import { countsAgainstOrigin } from '../policy/health-evidence.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { SendResult } from '../../machines/outbox/outbox.types.js';
-import type { FailReason } from '../policy/failure.js';
+import type { Failure, FailReason } from '../policy/failure.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEvent } from './decision-events.js';
 import {
@@ -490,14 +490,20 @@ function createClient(
   /** One send of an outbox entry: a run of the request machine, within what is left of the entry's attempts. */
   async function sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
     const prepared = preparedOf(entry);
-    const { emit, onEmitted } = eventsOf(entry.id, prepared, clock.now());
+    const { emit, onEmitted: announce } = eventsOf(entry.id, prepared, clock.now());
+    // The entry keeps every failure of its live attempts, not only the last.
+    const failures: Failure[] = [];
+    const onEmitted = (event: RequestMachineEmitted) => {
+      if (event.type === 'attempt-failed') failures.push(event.failure);
+      announce(event);
+    };
     // `entry.attempts` counts this send's first attempt already.
     const left = Math.max(1, Math.min(policy.attempts.max, policy.durable.maxAttempts - entry.attempts + 1));
     const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
     const output = await run(prepared, entry.id, runPolicy, signal, onEmitted);
     sendWaiters.get(entry.id)?.(output);
     if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts);
-    return sendResultOf(output, origins[0]!.id);
+    return sendResultOf(output, origins[0]!.id, failures);
   }
 
   return {

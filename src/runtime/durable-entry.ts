@@ -1,6 +1,6 @@
 import type { SendResult } from '../../machines/outbox/outbox.types.js';
 import type { RequestMachineOutput } from '../../machines/request/request.types.js';
-import type { FailReason } from '../policy/failure.js';
+import type { Failure, FailReason } from '../policy/failure.js';
 import { isWrite } from '../policy/methods.js';
 import type { OutboxEntry } from '../stores/outbox-store.js';
 import type { PreparedRequest } from './prepare-request.js';
@@ -57,7 +57,11 @@ export function preparedOf(entry: OutboxEntry): PreparedRequest {
 }
 
 /** What the outbox learns from one send. */
-export function sendResultOf(output: RunOutput, origin: string): SendResult {
+export function sendResultOf(
+  output: RunOutput,
+  origin: string,
+  failures: readonly Failure[] = [],
+): SendResult {
   if (output.status === 'succeeded') return { result: 'sent' };
   const failure = output.failure ?? {
     class: output.reason === 'offline' ? 'offline' : 'unexpected',
@@ -68,6 +72,7 @@ export function sendResultOf(output: RunOutput, origin: string): SendResult {
   return {
     result: 'failed',
     failure,
+    failures: failures.length ? failures : [failure],
     retryAfterMs: failure.retryAfterMs,
     attempts: Math.max(1, output.attempts),
     retryable: isMendable(output.reason),

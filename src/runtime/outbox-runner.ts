@@ -80,8 +80,11 @@ export interface OutboxRunner {
 
 /** The stored entry after `commit`, or `undefined` when the commit removes it. */
 export function applyCommit(entry: OutboxEntry, commit: OutboxCommit): OutboxEntry | undefined {
-  const failures = (failure: OutboxEntry['failures'][number] | undefined) =>
-    failure ? [...entry.failures, failure].slice(-MAX_STORED_FAILURES) : entry.failures;
+  const failures = (failure: OutboxEntry['failures'][number] | undefined) => {
+    const added =
+      'failures' in commit && commit.failures?.length ? commit.failures : failure ? [failure] : [];
+    return added.length ? [...entry.failures, ...added].slice(-MAX_STORED_FAILURES) : entry.failures;
+  };
   switch (commit.op) {
     case 'remove':
       return undefined;

@@ -94,6 +94,31 @@ describe('lifetime: durable', () => {
     expect(await h.client.outbox.size()).toBe(0);
   });
 
+  it('keeps the failure of every live attempt in the entry, with the attempts made', async () => {
+    const h = harness(
+      [
+        { reply: respond(503) },
+        { reply: fail('connect') },
+        { reply: respond(503, { 'retry-after': '600' }) },
+      ],
+      { policy: { backoff: { jitter: 'none', initialMs: 100 } } },
+    );
+    const outcome = h.client.request(order);
+    // Backoff waits of 100 and 200 ms between the three attempts; the last one asks for 10 minutes.
+    for (let i = 0; i < 20; i++) await h.clock.increment(50);
+    expect(await outcome).toMatchObject({ status: 'deferred', reason: 'attempts-exhausted' });
+    const [entry] = await h.client.outbox.list();
+    expect(entry!.attempts).toBe(3);
+    // The outbox waits at least what the server asked, counted from the last attempt (at 300 ms).
+    expect(entry!.nextAttemptAt).toBeGreaterThanOrEqual(300 + 600_000);
+    expect(entry!.failures.map((failure) => [failure.class, failure.status])).toEqual([
+      ['unavailable', 503],
+      ['connect', undefined],
+      ['unavailable', 503],
+    ]);
+    expect(new Set(h.transport.calls.map((call) => keyOf(call.headers))).size).toBe(1);
+  });
+
   it('fails visibly on a status that is never retried, and keeps the entry dead-lettered for the app to retry', async () => {
     const h = harness([{ reply: respond(422, {}, 'bad order') }, { reply: respond(201) }]);
     const outcome = await settled(h, h.client.request(order));
