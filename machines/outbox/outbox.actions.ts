@@ -70,6 +70,7 @@ export function summarize(record: OutboxEntryRecord): OutboxEntrySummary {
     nextAttemptAt: record.nextAttemptAt,
     status: record.status === 'dead' ? 'dead' : 'pending',
     wakesWhenOnline: record.status !== 'dead' && last !== undefined && wakesWhenOnline(last),
+    heldByServer: record.status !== 'dead' && last?.retryAfterMs !== undefined,
     deadReason: record.deadReason,
   };
 }
@@ -133,13 +134,16 @@ export function recordConnectivity({ context }: Args, event: EventOf<'connectivi
   };
 }
 
-/** `outbox.flush`: every pending entry is due now (in memory; the store keeps its times). */
+/**
+ * `outbox.flush`: every pending entry is due now (in memory; the store keeps its times), except one whose server
+ * asked it to wait (Retry-After, CONTRACT rule 5).
+ */
 export function recordFlush({ context }: Args, event: EventOf<'outbox.flush'>): Changes {
   const now = later(context, event.at);
   return {
     now,
     entries: context.entries.map((e) =>
-      e.status === 'pending' ? { ...e, nextAttemptAt: Math.min(e.nextAttemptAt, now) } : e,
+      e.status === 'pending' && !e.heldByServer ? { ...e, nextAttemptAt: Math.min(e.nextAttemptAt, now) } : e,
     ),
   };
 }
@@ -398,6 +402,7 @@ export function recordCommitSucceeded({ context }: Args, event: EventOf<'commit.
             attempts: commit.attempts,
             nextAttemptAt: commit.nextAttemptAt,
             wakesWhenOnline: wakesWhenOnline(commit.failure),
+            heldByServer: commit.failure.retryAfterMs !== undefined,
           }),
         },
         stop,
@@ -437,6 +442,7 @@ export function recordCommitSucceeded({ context }: Args, event: EventOf<'commit.
         createdAt: commit.createdAt,
         nextAttemptAt: commit.nextAttemptAt,
         wakesWhenOnline: false,
+        heldByServer: false,
         deadReason: undefined,
       });
       return {

@@ -56,6 +56,11 @@ export interface OutboxEntrySummary {
   commit?: OutboxCommit | undefined;
   /** The last send failed on the device's network path: going online makes the entry due at once. */
   wakesWhenOnline: boolean;
+  /**
+   * The last send's server asked for this wait (Retry-After): `outbox.flush` does not bring the entry forward
+   * (CONTRACT rule 5: never sooner than the server said).
+   */
+  heldByServer?: boolean | undefined;
   deadReason?: string | undefined;
 }
 

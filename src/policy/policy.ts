@@ -154,9 +154,14 @@ export interface HealthPolicy {
 
 /** How durable work is retried from the outbox, bounded like Android WorkManager's backoff. */
 export interface DurablePolicy {
-  /** `exponential` doubles the wait after each failed send; `linear` adds `initialMs` each time. @default 'exponential' */
+  /**
+   * How the wait before an entry's next send grows with the attempts it has made (live ones included):
+   * `exponential` waits `initialMs * 2^(attempts - 1)`, `linear` `initialMs * attempts`, capped at `maxMs` and
+   * never shorter than a Retry-After. A send can make up to `attempts.max` attempts, so with the defaults the
+   * waits are 40 s, 320 s and 2560 s. @default 'exponential'
+   */
   backoff: 'exponential' | 'linear';
-  /** The first wait after a failed send. @default 10000 */
+  /** The base of the waits between sends (see `backoff`). @default 10000 */
   initialMs: number;
   /** No wait is longer (5 hours). Must be >= `initialMs`. @default 18000000 */
   maxMs: number;
@@ -166,7 +171,7 @@ export interface DurablePolicy {
   maxAgeMs: number;
   /** `fifo`: one queue, in order. `per-key`: entries with the same `orderKey` keep their order, others do not wait for them. @default 'fifo' */
   order: 'fifo' | 'per-key';
-  /** Entries sent at the same time. @default 1 */
+  /** Entries sent at the same time, with `order: 'per-key'` (with `'fifo'` the head of the queue goes alone). @default 1 */
   concurrency: number;
 }
 

@@ -97,6 +97,13 @@ export interface FailoverClientOptions {
    * Where `lifetime: 'cached'` reads are kept. @default memoryCache({ maxEntries: policy.cache.maxEntries })
    */
   cache?: ResponseCache;
+  /**
+   * This client's name on the store's lease (only one holder sends at a time). A process restarted after a
+   * crash that gives the same name takes its lease back at once; with the default, a crashed holder's lease
+   * runs out after 30 s. Never give two live clients on one store the same name.
+   * @default a new random id (`generateIdempotencyKey`)
+   */
+  outboxOwner?: string;
   /** How the primary is probed before failback (docs/failover.md). */
   probe?: ProbeOption;
   /** Randomness for backoff jitter, in [0, 1). @default Math.random */

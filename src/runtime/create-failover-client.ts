@@ -61,8 +61,8 @@ export interface ClientOutbox {
   /** Every entry, dead-lettered ones included (`status: 'dead'`, with `deadReason`), in the order they were made. */
   list(): Promise<OutboxEntry[]>;
   /**
-   * Sends every waiting entry now, backoff or not (but not while offline, and in order), and resolves when those
-   * sends have ended and their outcomes are stored.
+   * Sends every waiting entry now, backoff or not (but in order, not while offline, and never before a server's
+   * Retry-After), and resolves when those sends have ended and their outcomes are stored.
    */
   flush(): Promise<void>;
   /** Puts a dead-lettered entry back in the queue with its attempts reset; `false` if it is not a dead entry. */
@@ -177,6 +177,7 @@ function createClient(
     policy,
     connectivity,
     inspect: options.inspect,
+    owner: options.outboxOwner ?? generateKey(),
     send: (entry, signal) => sendEntry(entry, signal),
     onEmitted: (event) => {
       if (event.type === 'outbox-store-failed') return;
@@ -474,11 +475,13 @@ function createClient(
       if (typeof ended === 'string') return deferred(ended);
       const { output, elapsedMs } = ended!;
       if (output.status === 'failed' && isMendable(output.reason)) return deferred(output.reason);
-      // Succeeded (the outbox removes it), or failed for good (the outbox dead-letters it, for the app to see).
-      emit(output.status, output.origin, output.attempts, {
-        reason: output.status === 'failed' ? output.reason : undefined,
-        failureClass: output.status === 'failed' ? output.failure?.class : undefined,
-      });
+      // Succeeded (the outbox removes it; the send announced it), or failed for good (the outbox dead-letters
+      // it, for the app to see).
+      if (output.status === 'failed')
+        emit('failed', output.origin, output.attempts, {
+          reason: output.reason,
+          failureClass: output.failure?.class,
+        });
       return { ...output, elapsedMs };
     } finally {
       clock.clearTimeout(timer);

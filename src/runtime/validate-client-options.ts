@@ -28,6 +28,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   store: 'add update remove get list acquireLease releaseLease close',
   cache: 'get put delete clear',
   probe: null,
+  outboxOwner: null,
 };
 const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts)$/;
 
@@ -61,6 +62,11 @@ export function validateClientOptions(options: FailoverClientOptions): {
     }
   }
   checkProbe(options.probe, add);
+  if (
+    options.outboxOwner !== undefined &&
+    (typeof options.outboxOwner !== 'string' || options.outboxOwner === '')
+  )
+    add('outboxOwner', 'expected a non-empty string');
   const origins = resolveOrigins(options.origins, add);
   let policy: Policy | undefined;
   try {

@@ -385,6 +385,7 @@ describe('outboxMachine decisions (pure)', () => {
         'attempts',
         'createdAt',
         'deadReason',
+        'heldByServer',
         'id',
         'nextAttemptAt',
         'orderKey',

@@ -94,6 +94,28 @@ describe('lifetime: durable', () => {
     expect(await h.client.outbox.size()).toBe(0);
   });
 
+  it('flush sends nothing before a Retry-After the server gave (rule 5), but skips a backoff', async () => {
+    const h = harness(
+      [
+        { reply: respond(503, { 'retry-after': '120' }) },
+        { reply: fail('connect') },
+        { reply: respond(201) },
+      ],
+      { policy: { attempts: { max: 1 } } },
+    );
+    await settled(h, h.client.request(order));
+    await settled(h, h.client.outbox.flush());
+    expect(h.transport.calls).toHaveLength(1);
+    // At 120 s the outbox sends it by itself.
+    await h.clock.increment(120_000);
+    for (let i = 0; i < 10; i++) await h.clock.increment(0);
+    expect(h.transport.calls).toHaveLength(2);
+    // The connect failure earned a backoff, not a server's wait: flush sends at once.
+    await settled(h, h.client.outbox.flush());
+    expect(h.transport.calls).toHaveLength(3);
+    expect(await h.client.outbox.size()).toBe(0);
+  });
+
   it('keeps the failure of every live attempt in the entry, with the attempts made', async () => {
     const h = harness(
       [
