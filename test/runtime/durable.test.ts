@@ -6,6 +6,7 @@ import { memoryStore } from '../../src/stores/memory-store.js';
 import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
 import { RequestError } from '../../src/errors/request-error.js';
 import { FailwiseError } from '../../src/errors/failwise-error.js';
+import { RequestFailedError } from '../../src/errors/request-failed-error.js';
 
 const order = { method: 'POST', path: '/v1/orders', body: '{"qty":1}', lifetime: 'durable' } as const;
 const keyOf = (headers: Record<string, string>) => headers['idempotency-key'];
@@ -187,6 +188,16 @@ describe('lifetime: durable', () => {
       ['outbox-changed', 0],
     ]);
     expect(JSON.stringify(h.events)).not.toContain('secret');
+  });
+
+  it('client.fetch rejects a deferred durable write with RequestFailedError carrying the outcome', async () => {
+    const h = harness([{ reply: respond(201) }], { connectivity: manualConnectivity('offline') });
+    const error: unknown = await h.client
+      .fetch('/v1/orders', { method: 'POST', body: '{}', lifetime: 'durable' })
+      .catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(RequestFailedError);
+    expect((error as RequestFailedError).outcome).toMatchObject({ status: 'deferred', reason: 'offline' });
+    expect(await h.client.outbox.size()).toBe(1);
   });
 
   it('refuses credentials in the headers of a durable request: they would be stored', async () => {
