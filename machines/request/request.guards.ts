@@ -23,12 +23,18 @@ export const requestGuards = {
     context.canRefreshAuth && !context.authRefreshed && context.attempts < context.policy.attempts.max,
   /** The device reported no network: nothing was sent and retrying now is pointless (rule 6). */
   isOffline: ({ context }: GuardArgs) => lastFailure(context)?.class === 'offline',
-  /** The failure's class or status is one the policy retries (rule 4). */
+  /**
+   * The failure's class or status is one the policy retries (rule 4). A TLS failure is retried only when there
+   * is another origin: it fails traffic over at once, so the next attempt goes elsewhere.
+   */
   isRetryableFailure: ({ context }: GuardArgs) => {
     const failure = lastFailure(context);
     return (
       failure !== undefined &&
-      isRetryableFailure(failure, context.policy, { hasIdempotencyKey: context.idempotencyKey !== undefined })
+      (isRetryableFailure(failure, context.policy, {
+        hasIdempotencyKey: context.idempotencyKey !== undefined,
+      }) ||
+        (failure.class === 'tls' && context.origins.length > 1))
     );
   },
   /** Sending again cannot apply a write twice: not a write, nothing sent, a key, or reconcile said so (rule 2). */

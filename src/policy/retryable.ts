@@ -3,7 +3,8 @@ import type { Policy } from './policy.js';
 
 /**
  * Failures of the network path, worth another attempt (subject to write safety, see `mayReplay`).
- * `tls` is left out: a bad certificate or protocol mismatch does not heal in a few hundred milliseconds.
+ * `tls` is left out: a bad certificate or protocol mismatch does not heal in a few hundred milliseconds (the
+ * request machine retries it only when there is another origin to fail over to).
  * `offline` ends an interactive request at once (CONTRACT rule 6); `unauthorized` goes to `auth.refresh`
  * (rule 3); `cancelled` is never retried. `unexpected` is decided in `isRetryableFailure`.
  */

@@ -54,6 +54,26 @@ describe('client.health()', () => {
   });
 });
 
+describe('a TLS failure', () => {
+  it('fails over at once, and the request that met it takes its next attempt on the backup', async () => {
+    const h = harness([{ reply: fail('tls') }, { reply: respond(200) }], { origins: twoOrigins });
+    const pending = h.client.request({ path: '/v1/items' });
+    await h.clock.increment(1_000);
+    expect(await pending).toMatchObject({ status: 'succeeded', origin: 'backup', attempts: 2 });
+    expect(h.client.health()).toMatchObject({ state: 'failedOver', activeOrigin: 'backup' });
+  });
+
+  it('is not retried with a single origin: there is nowhere else to go', async () => {
+    const h = harness([{ reply: fail('tls') }, { reply: respond(200) }]);
+    expect(await h.run({ path: '/v1/items' })).toMatchObject({
+      status: 'failed',
+      reason: 'not-retryable',
+      attempts: 1,
+      failure: { class: 'tls' },
+    });
+  });
+});
+
 describe('origin options', () => {
   it('refuses a bad accepts, probe or connectivity, naming each', () => {
     expect(() =>
