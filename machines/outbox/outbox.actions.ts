@@ -117,6 +117,24 @@ export function recordLoaded({ context }: Args, output: LoadEntriesOutput): Outb
 }
 
 /**
+ * The store read again on taking the lease: entries other tabs or processes wrote (and may have left behind when
+ * they closed) join the queue, in the store's order. Entries this runner knows keep its own record (it may be
+ * sending them); none is dropped.
+ */
+export function recordRescanned({ context }: Args, output: LoadEntriesOutput): OutboxStep {
+  const now = later(context, output.at);
+  const known = new Map(context.entries.map((e) => [e.id, e]));
+  const stored = new Set(output.entries.map((record) => record.id));
+  const added = output.entries.filter((record) => !known.has(record.id));
+  if (added.length === 0) return { changes: { now }, emit: [] };
+  const entries = [
+    ...output.entries.map((record) => known.get(record.id) ?? summarize(record)),
+    ...context.entries.filter((e) => !stored.has(e.id)),
+  ];
+  return { changes: { now, entries }, emit: [changed(entries, now)] };
+}
+
+/**
  * Connectivity changed. Going online makes due at once every pending entry whose last send failed on the
  * device's network path (CONTRACT rule 6); entries that came due while offline are due already.
  */

@@ -46,6 +46,9 @@ export const outboxMachine = setup({
     recordLoaded: enqueueActions(({ context, enqueue }, params: LoadEntriesOutput) =>
       perform(enqueue, actions.recordLoaded({ context }, params)),
     ),
+    recordRescanned: enqueueActions(({ context, enqueue }, params: LoadEntriesOutput) =>
+      perform(enqueue, actions.recordRescanned({ context }, params)),
+    ),
     dispatchDue: enqueueActions(({ context, enqueue }) => perform(enqueue, actions.dispatchDue({ context }))),
     recordSendEnded: enqueueActions(({ context, enqueue }, params: EventOf<'send.ended'>) =>
       perform(enqueue, actions.recordSendEnded({ context }, params)),
@@ -151,7 +154,7 @@ export const outboxMachine = setup({
                 onDone: [
                   {
                     guard: 'isLeaseGranted',
-                    target: 'held',
+                    target: 'rescanning',
                     actions: { type: 'recordTime', params: ({ event }) => event.output },
                   },
                   {
@@ -162,6 +165,23 @@ export const outboxMachine = setup({
                 onError: {
                   target: 'waitingForLease',
                   actions: { type: 'announceStoreFailure', params: { op: 'lease' } },
+                },
+              },
+            },
+            rescanning: {
+              description:
+                'Lease taken: reads the store again (loadEntries), so entries other tabs or processes wrote join the queue.',
+              invoke: {
+                id: 'rescanEntries',
+                src: 'loadEntries',
+                onDone: {
+                  target: 'held',
+                  actions: [{ type: 'recordRescanned', params: ({ event }) => event.output }, 'rearm'],
+                },
+                // What this runner knows is still right: it sends that.
+                onError: {
+                  target: 'held',
+                  actions: { type: 'announceStoreFailure', params: { op: 'load' } },
                 },
               },
             },

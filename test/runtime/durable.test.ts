@@ -175,6 +175,27 @@ describe('lifetime: durable', () => {
     expect(await h.client.outbox.size()).toBe(0);
   });
 
+  it('sends, on taking the lease, what another client on the same store left behind', async () => {
+    const shared = memoryStore();
+    // Each client closes "its" store on close(): here they share one, which stays open.
+    const view = (): OutboxStore => ({ ...shared, close: () => Promise.resolve() });
+    const a = harness([{ reply: respond(201) }], { store: view() });
+    const b = harness([{ reply: respond(201) }], {
+      store: view(),
+      clock: a.clock,
+      connectivity: manualConnectivity('offline'),
+    });
+    expect(await settled(b, b.client.request({ ...order, body: '"left behind"' }))).toMatchObject({
+      status: 'deferred',
+      reason: 'offline',
+    });
+    await b.client.close();
+    expect(await settled(a, a.client.request(order))).toMatchObject({ status: 'succeeded' });
+    await settled(a, a.client.outbox.flush());
+    expect(a.transport.calls.map((call) => call.body)).toEqual(['"left behind"', '{"qty":1}']);
+    expect(await shared.list()).toEqual([]);
+  });
+
   it('announces outbox changes as redacted outbox-changed events', async () => {
     const connectivity = manualConnectivity('offline');
     const h = harness([{ reply: respond(201) }], { connectivity });
