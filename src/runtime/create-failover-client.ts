@@ -12,15 +12,12 @@ import type { Transport } from '../transports/transport.js';
 import { createAuthCoordinator } from './auth-coordinator.js';
 import { createHealthMonitor, type HealthSnapshot } from './health-monitor.js';
 import { createProbe } from './probe.js';
-import { entryOf, isMendable, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
-import { createOutboxRunner } from './outbox-runner.js';
+import type { RunOutput } from './durable-entry.js';
 import { memoryStore } from '../stores/memory-store.js';
 import { memoryCache } from '../cache/memory-cache.js';
-import type { ResponseCache } from '../cache/response-cache.js';
-import { countsAgainstOrigin } from '../policy/health-evidence.js';
-import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
-import type { SendResult } from '../../machines/outbox/outbox.types.js';
-import type { Failure, FailReason } from '../policy/failure.js';
+import { createCachedReads } from './cached-reads.js';
+import { createDurableWork, type ClientOutbox } from './durable-work.js';
+import type { OutboxStore } from '../stores/outbox-store.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEvent } from './decision-events.js';
 import {
@@ -32,6 +29,8 @@ import {
 import { redactEvent } from './redact.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
 import { validateClientOptions } from './validate-client-options.js';
+
+export type { ClientOutbox };
 
 export interface FailoverClient {
   /** The complete, frozen policy this client runs by. */
@@ -52,21 +51,6 @@ export interface FailoverClient {
    * send, and closes the transport and the store.
    */
   close(): Promise<void>;
-}
-
-/** `client.outbox`: the durable work this client's store holds. */
-export interface ClientOutbox {
-  /** Entries in the store, dead-lettered ones included. */
-  size(): Promise<number>;
-  /** Every entry, dead-lettered ones included (`status: 'dead'`, with `deadReason`), in the order they were made. */
-  list(): Promise<OutboxEntry[]>;
-  /**
-   * Sends every waiting entry now, backoff or not (but in order, not while offline, and never before a server's
-   * Retry-After), and resolves when those sends have ended and their outcomes are stored.
-   */
-  flush(): Promise<void>;
-  /** Puts a dead-lettered entry back in the queue with its attempts reset; `false` if it is not a dead entry. */
-  retry(id: string): Promise<boolean>;
 }
 
 /** fetch's `init`, plus failwise's request fields. Members failwise does not use are ignored, as fetch does. */
@@ -104,12 +88,6 @@ function createClient(
   const generateKey = options.generateIdempotencyKey ?? (() => globalThis.crypto.randomUUID());
   const originsById = new Map(origins.map((origin) => [origin.id, origin]));
   const store: OutboxStore = options.store ?? memoryStore();
-  /** A durable request waiting for its first send's outcome, by entry id. */
-  const sendWaiters = new Map<string, (output: RunOutput) => void>();
-  let outboxSize = 0;
-  const cache: ResponseCache = options.cache ?? memoryCache({ maxEntries: policy.cache.maxEntries });
-  /** Cached reads whose network request is running, by cache key: others for that key are served from the cache. */
-  const refreshing = new Map<string, number>();
   const inFlight = new Map<string, InFlight>();
   let requests = 0;
   let closed = false;
@@ -171,38 +149,28 @@ function createClient(
     { clock, inspect: options.inspect },
   );
 
-  const outbox = createOutboxRunner({
+  const durable = createDurableWork({
     store,
     clock,
     policy,
     connectivity,
     inspect: options.inspect,
     owner: options.outboxOwner ?? generateKey(),
-    send: (entry, signal) => sendEntry(entry, signal),
-    onEmitted: (event) => {
-      if (event.type === 'outbox-store-failed') return;
-      // The size is told when it changes (not, say, when an empty store has been read at start).
-      if (event.type === 'outbox-changed') {
-        if (event.size === outboxSize) return;
-        outboxSize = event.size;
-      }
-      const id = 'id' in event ? event.id : '';
-      notify({
-        type: 'outbox-changed',
-        requestId: id,
-        method: '',
-        path: '',
-        origin: '',
-        host: '',
-        attempt: 'attempts' in event ? event.attempts : 0,
-        elapsedMs: 0,
-        change: event.type,
-        size: event.type === 'outbox-changed' ? event.size : undefined,
-        delayMs: event.type === 'entry-retry-scheduled' ? event.delayMs : undefined,
-        failureClass: 'failureClass' in event ? event.failureClass : undefined,
-        reason: event.type === 'entry-dead-lettered' ? event.reason : undefined,
-      });
-    },
+    generateKey,
+    isOffline,
+    primary: origins[0]!.id,
+    notify,
+    eventsOf,
+    run,
+  });
+
+  const requestCached = createCachedReads({
+    cache: options.cache ?? memoryCache({ maxEntries: policy.cache.maxEntries }),
+    clock,
+    policy,
+    interactive: (prepared) => requestInteractive(prepared),
+    announceStale: (prepared, origin, attempts, startedAt) =>
+      eventsOf(`c${++requests}`, prepared, startedAt).emit('succeeded', origin, attempts, { stale: true }),
   });
 
   async function runAttempt(input: AttemptInput, signal: AbortSignal) {
@@ -351,7 +319,7 @@ function createClient(
   async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
     if (closed) throw new FailwiseError('failwise: this client is closed');
     const prepared = prepareRequest(request, generateKey, strict);
-    if (prepared.lifetime === 'durable') return requestDurable(prepared);
+    if (prepared.lifetime === 'durable') return durable.request(prepared);
     if (prepared.lifetime === 'cached') return requestCached(prepared);
     return requestInteractive(prepared);
   }
@@ -373,142 +341,6 @@ function createClient(
     return { ...output, elapsedMs: clock.now() - startedAt };
   }
 
-  /**
-   * A cached read: sent as an interactive request, its success kept in the cache. It is answered from the cache
-   * instead, `stale` with its age, when the network path fails (offline, no usable origin, a failure that counts
-   * against an origin) or while a refresh of the same key is already running; never for a 4xx or a 401, and
-   * never older than `policy.cache.maxAgeMs`.
-   */
-  async function requestCached(prepared: PreparedRequest): Promise<Outcome> {
-    const key = prepared.cacheKey ?? `${prepared.method} ${prepared.path}`;
-    const startedAt = clock.now();
-    const fromCache = async (attempts: number): Promise<Outcome | undefined> => {
-      const hit = await cache.get(key);
-      if (!hit) return undefined;
-      const ageMs = clock.now() - hit.storedAt;
-      if (ageMs > policy.cache.maxAgeMs) return void (await cache.delete(key));
-      const { status, statusText, headers, body, origin } = hit;
-      const nullBody = prepared.method === 'HEAD' || [204, 205, 304].includes(status);
-      const response = new Response(nullBody ? null : body.slice(), { status, statusText, headers });
-      const elapsedMs = clock.now() - startedAt;
-      eventsOf(`c${++requests}`, prepared, startedAt).emit('succeeded', origin, attempts, { stale: true });
-      return { status: 'succeeded', response, origin, attempts, elapsedMs, stale: true, ageMs };
-    };
-    if (refreshing.has(key)) {
-      const cached = await fromCache(0);
-      if (cached) return cached;
-    }
-    refreshing.set(key, (refreshing.get(key) ?? 0) + 1);
-    let outcome: Outcome;
-    try {
-      outcome = await requestInteractive(prepared);
-    } finally {
-      const left = refreshing.get(key)! - 1;
-      if (left === 0) refreshing.delete(key);
-      else refreshing.set(key, left);
-    }
-    if (outcome.status === 'succeeded') {
-      const { response, origin } = outcome;
-      if (!/no-store/i.test(response.headers.get('cache-control') ?? '')) {
-        await cache.put(key, {
-          status: response.status,
-          statusText: response.statusText,
-          headers: [...response.headers],
-          body: new Uint8Array(await response.clone().arrayBuffer()),
-          origin,
-          storedAt: clock.now(),
-        });
-      }
-      return outcome;
-    }
-    const pathFailed =
-      outcome.status === 'failed' &&
-      (outcome.reason === 'offline' ||
-        outcome.reason === 'no-healthy-origin' ||
-        (outcome.failure !== undefined &&
-          (outcome.failure.class === 'offline' ||
-            countsAgainstOrigin(outcome.failure.class, outcome.failure.status, true))));
-    return (pathFailed && (await fromCache(outcome.status === 'failed' ? outcome.attempts : 0))) || outcome;
-  }
-
-  /**
-   * A durable request: written to the store before anything is sent (rule 10), then sent by the outbox in its
-   * turn. When the outbox sends it at once, that send is the interactive try and its outcome is returned;
-   * otherwise (offline, waiting behind earlier entries or for another tab's lease, a failure time can mend, or
-   * no end within the budget) it is `deferred`, and the outbox goes on with it.
-   */
-  async function requestDurable(prepared: PreparedRequest): Promise<Outcome> {
-    const entryId = generateKey();
-    const startedAt = clock.now();
-    const { emit } = eventsOf(entryId, prepared, startedAt);
-    const deferred = (reason: FailReason | 'durable'): Outcome => {
-      emit('deferred', undefined, 0, { reason });
-      return { status: 'deferred', entryId, reason };
-    };
-    let ended: { output: RunOutput; elapsedMs: number } | FailReason | undefined;
-    let wake!: () => void;
-    const woken = new Promise<void>((resolve) => (wake = resolve));
-    const end = (value: NonNullable<typeof ended>) => {
-      ended ??= value;
-      wake();
-    };
-    sendWaiters.set(entryId, (output) => end({ output, elapsedMs: clock.now() - startedAt }));
-    const timer = clock.setTimeout(() => end('budget-exhausted'), prepared.deadlineMs ?? policy.budgetMs);
-    const onAbort = () => end('cancelled');
-    prepared.signal?.addEventListener('abort', onAbort, { once: true });
-    try {
-      try {
-        await outbox.enqueue(entryOf(prepared, entryId, startedAt));
-      } catch (cause) {
-        throw new FailwiseError(
-          'failwise: the durable request could not be written to the store; nothing was sent',
-          {
-            cause,
-          },
-        );
-      }
-      if (prepared.signal?.aborted) onAbort();
-      if (isOffline()) return deferred('offline');
-      const started = await Promise.race([outbox.started(entryId), woken.then(() => true)]);
-      if (!started && ended === undefined) return deferred('durable');
-      await woken;
-      if (typeof ended === 'string') return deferred(ended);
-      const { output, elapsedMs } = ended!;
-      if (output.status === 'failed' && isMendable(output.reason)) return deferred(output.reason);
-      // Succeeded (the outbox removes it; the send announced it), or failed for good (the outbox dead-letters
-      // it, for the app to see).
-      if (output.status === 'failed')
-        emit('failed', output.origin, output.attempts, {
-          reason: output.reason,
-          failureClass: output.failure?.class,
-        });
-      return { ...output, elapsedMs };
-    } finally {
-      clock.clearTimeout(timer);
-      sendWaiters.delete(entryId);
-      prepared.signal?.removeEventListener('abort', onAbort);
-    }
-  }
-
-  /** One send of an outbox entry: a run of the request machine, within what is left of the entry's attempts. */
-  async function sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
-    const prepared = preparedOf(entry);
-    const { emit, onEmitted: announce } = eventsOf(entry.id, prepared, clock.now());
-    // The entry keeps every failure of its live attempts, not only the last.
-    const failures: Failure[] = [];
-    const onEmitted = (event: RequestMachineEmitted) => {
-      if (event.type === 'attempt-failed') failures.push(event.failure);
-      announce(event);
-    };
-    // `entry.attempts` counts this send's first attempt already.
-    const left = Math.max(1, Math.min(policy.attempts.max, policy.durable.maxAttempts - entry.attempts + 1));
-    const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
-    const output = await run(prepared, entry.id, runPolicy, signal, onEmitted);
-    sendWaiters.get(entry.id)?.(output);
-    if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts);
-    return sendResultOf(output, origins[0]!.id, failures);
-  }
-
   return {
     policy,
     request: (req) => request(req),
@@ -518,17 +350,12 @@ function createClient(
       if (outcome.status === 'succeeded') return outcome.response;
       throw new RequestFailedError(outcome);
     },
-    outbox: {
-      size: () => outbox.size(),
-      list: () => outbox.list(),
-      flush: () => outbox.flush(),
-      retry: (id) => outbox.retry(id),
-    },
+    outbox: durable.outbox,
     async close() {
       if (closed) return;
       closed = true;
       // The outbox first: it aborts its sends (their entries stay stored) and waits for its store writes.
-      await outbox.close();
+      await durable.close();
       const pending = [...inFlight.values()];
       for (const entry of pending) entry.running?.cancel();
       monitor.stop();

@@ -1,0 +1,78 @@
+import type { ResponseCache } from '../cache/response-cache.js';
+import type { Clock } from '../clock/clock.js';
+import { countsAgainstOrigin } from '../policy/health-evidence.js';
+import type { Outcome } from '../policy/outcome.js';
+import type { Policy } from '../policy/policy.js';
+import type { PreparedRequest } from './prepare-request.js';
+
+/**
+ * `lifetime: 'cached'` reads. Each is sent as an interactive request and its success kept in the cache. It is
+ * answered from the cache instead, `stale` with its age, when the network path fails (offline, no usable
+ * origin, a failure that counts against an origin) or while a refresh of the same key is already running;
+ * never for a 4xx, a 401 or a 429 (the server answered), and never older than `policy.cache.maxAgeMs`.
+ */
+export function createCachedReads(deps: {
+  cache: ResponseCache;
+  clock: Clock;
+  policy: Policy;
+  /** Runs the read as an interactive request. */
+  interactive: (prepared: PreparedRequest) => Promise<Outcome>;
+  /** Announces an answer from the cache (a `succeeded` decision event with `stale: true`). */
+  announceStale: (prepared: PreparedRequest, origin: string, attempts: number, startedAt: number) => void;
+}): (prepared: PreparedRequest) => Promise<Outcome> {
+  const { cache, clock, policy } = deps;
+  /** Reads whose network request is running, by cache key: others for that key are answered from the cache. */
+  const refreshing = new Map<string, number>();
+
+  return async (prepared) => {
+    const key = prepared.cacheKey ?? `${prepared.method} ${prepared.path}`;
+    const startedAt = clock.now();
+    const fromCache = async (attempts: number): Promise<Outcome | undefined> => {
+      const hit = await cache.get(key);
+      if (!hit) return undefined;
+      const ageMs = clock.now() - hit.storedAt;
+      if (ageMs > policy.cache.maxAgeMs) return void (await cache.delete(key));
+      const { status, statusText, headers, body, origin } = hit;
+      const nullBody = prepared.method === 'HEAD' || [204, 205, 304].includes(status);
+      const response = new Response(nullBody ? null : body.slice(), { status, statusText, headers });
+      deps.announceStale(prepared, origin, attempts, startedAt);
+      const elapsedMs = clock.now() - startedAt;
+      return { status: 'succeeded', response, origin, attempts, elapsedMs, stale: true, ageMs };
+    };
+    if (refreshing.has(key)) {
+      const cached = await fromCache(0);
+      if (cached) return cached;
+    }
+    refreshing.set(key, (refreshing.get(key) ?? 0) + 1);
+    let outcome: Outcome;
+    try {
+      outcome = await deps.interactive(prepared);
+    } finally {
+      const left = refreshing.get(key)! - 1;
+      if (left === 0) refreshing.delete(key);
+      else refreshing.set(key, left);
+    }
+    if (outcome.status === 'succeeded') {
+      const { response, origin } = outcome;
+      if (!/no-store/i.test(response.headers.get('cache-control') ?? '')) {
+        await cache.put(key, {
+          status: response.status,
+          statusText: response.statusText,
+          headers: [...response.headers],
+          body: new Uint8Array(await response.clone().arrayBuffer()),
+          origin,
+          storedAt: clock.now(),
+        });
+      }
+      return outcome;
+    }
+    if (outcome.status !== 'failed') return outcome;
+    const { reason, failure } = outcome;
+    const pathFailed =
+      reason === 'offline' ||
+      reason === 'no-healthy-origin' ||
+      (failure !== undefined &&
+        (failure.class === 'offline' || countsAgainstOrigin(failure.class, failure.status, true)));
+    return (pathFailed && (await fromCache(outcome.attempts))) || outcome;
+  };
+}

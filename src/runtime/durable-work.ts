@@ -1,0 +1,199 @@
+import type { InspectionEvent, Observer } from 'xstate';
+import type { SendResult } from '../../machines/outbox/outbox.types.js';
+import type { RequestMachineEmitted } from '../../machines/request/request.types.js';
+import type { Clock } from '../clock/clock.js';
+import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
+import { FailwiseError } from '../errors/failwise-error.js';
+import type { Failure, FailReason } from '../policy/failure.js';
+import type { Outcome } from '../policy/outcome.js';
+import type { Policy } from '../policy/policy.js';
+import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
+import type { DecisionEvent } from './decision-events.js';
+import { entryOf, isMendable, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
+import { createOutboxRunner } from './outbox-runner.js';
+import type { PreparedRequest } from './prepare-request.js';
+
+/** `client.outbox`: the durable work this client's store holds. */
+export interface ClientOutbox {
+  /** Entries in the store, dead-lettered ones included. */
+  size(): Promise<number>;
+  /** Every entry, dead-lettered ones included (`status: 'dead'`, with `deadReason`), in the order they were made. */
+  list(): Promise<OutboxEntry[]>;
+  /**
+   * Sends every waiting entry now, backoff or not (but in order, not while offline, and never before a server's
+   * Retry-After), and resolves when those sends have ended and their outcomes are stored.
+   */
+  flush(): Promise<void>;
+  /** Puts a dead-lettered entry back in the queue with its attempts reset; `false` if it is not a dead entry. */
+  retry(id: string): Promise<boolean>;
+}
+
+/** The decision events of one request or send (create-failover-client.ts). */
+type EventsOf = (
+  requestId: string,
+  prepared: PreparedRequest,
+  startedAt: number,
+) => {
+  emit: (
+    type: DecisionEvent['type'],
+    originId: string | undefined,
+    attempt: number,
+    details?: Partial<DecisionEvent>,
+  ) => void;
+  onEmitted: (event: RequestMachineEmitted) => void;
+};
+
+/**
+ * Durable work: the outbox runner on the client's store, `lifetime: 'durable'` requests, and the sends the
+ * outbox makes (each one run of the request machine through `run`). See docs/durable.md.
+ */
+export function createDurableWork(deps: {
+  store: OutboxStore;
+  clock: Clock;
+  policy: Policy;
+  connectivity?: ConnectivitySource | undefined;
+  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+  /** This client's name on the store's lease. */
+  owner: string;
+  generateKey: () => string;
+  isOffline: () => boolean;
+  /** The primary origin's id, for a failure that ended a send before any attempt. */
+  primary: string;
+  notify: (event: DecisionEvent) => void;
+  eventsOf: EventsOf;
+  run: (
+    prepared: PreparedRequest,
+    requestId: string,
+    policy: Policy,
+    signal: AbortSignal | undefined,
+    onEmitted: (event: RequestMachineEmitted) => void,
+  ) => Promise<RunOutput>;
+}): { request(prepared: PreparedRequest): Promise<Outcome>; outbox: ClientOutbox; close(): Promise<void> } {
+  const { store, clock, policy, connectivity, generateKey, isOffline, notify, eventsOf, run } = deps;
+  /** A durable request waiting for its first send's outcome, by entry id. */
+  const sendWaiters = new Map<string, (output: RunOutput) => void>();
+  let outboxSize = 0;
+
+  const outbox = createOutboxRunner({
+    store,
+    clock,
+    policy,
+    connectivity,
+    inspect: deps.inspect,
+    owner: deps.owner,
+    send: (entry, signal) => sendEntry(entry, signal),
+    onEmitted: (event) => {
+      if (event.type === 'outbox-store-failed') return;
+      // The size is told when it changes (not, say, when an empty store has been read at start).
+      if (event.type === 'outbox-changed') {
+        if (event.size === outboxSize) return;
+        outboxSize = event.size;
+      }
+      const id = 'id' in event ? event.id : '';
+      notify({
+        type: 'outbox-changed',
+        requestId: id,
+        method: '',
+        path: '',
+        origin: '',
+        host: '',
+        attempt: 'attempts' in event ? event.attempts : 0,
+        elapsedMs: 0,
+        change: event.type,
+        size: event.type === 'outbox-changed' ? event.size : undefined,
+        delayMs: event.type === 'entry-retry-scheduled' ? event.delayMs : undefined,
+        failureClass: 'failureClass' in event ? event.failureClass : undefined,
+        reason: event.type === 'entry-dead-lettered' ? event.reason : undefined,
+      });
+    },
+  });
+
+  /**
+   * A durable request: written to the store before anything is sent (rule 10), then sent by the outbox in its
+   * turn. When the outbox sends it at once, that send is the interactive try and its outcome is returned;
+   * otherwise (offline, waiting behind earlier entries or for another tab's lease, a failure time can mend, or
+   * no end within the budget) it is `deferred`, and the outbox goes on with it.
+   */
+  async function requestDurable(prepared: PreparedRequest): Promise<Outcome> {
+    const entryId = generateKey();
+    const startedAt = clock.now();
+    const { emit } = eventsOf(entryId, prepared, startedAt);
+    const deferred = (reason: FailReason | 'durable'): Outcome => {
+      emit('deferred', undefined, 0, { reason });
+      return { status: 'deferred', entryId, reason };
+    };
+    let ended: { output: RunOutput; elapsedMs: number } | FailReason | undefined;
+    let wake!: () => void;
+    const woken = new Promise<void>((resolve) => (wake = resolve));
+    const end = (value: NonNullable<typeof ended>) => {
+      ended ??= value;
+      wake();
+    };
+    sendWaiters.set(entryId, (output) => end({ output, elapsedMs: clock.now() - startedAt }));
+    const timer = clock.setTimeout(() => end('budget-exhausted'), prepared.deadlineMs ?? policy.budgetMs);
+    const onAbort = () => end('cancelled');
+    prepared.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      try {
+        await outbox.enqueue(entryOf(prepared, entryId, startedAt));
+      } catch (cause) {
+        throw new FailwiseError(
+          'failwise: the durable request could not be written to the store; nothing was sent',
+          {
+            cause,
+          },
+        );
+      }
+      if (prepared.signal?.aborted) onAbort();
+      if (isOffline()) return deferred('offline');
+      const started = await Promise.race([outbox.started(entryId), woken.then(() => true)]);
+      if (!started && ended === undefined) return deferred('durable');
+      await woken;
+      if (typeof ended === 'string') return deferred(ended);
+      const { output, elapsedMs } = ended!;
+      if (output.status === 'failed' && isMendable(output.reason)) return deferred(output.reason);
+      // Succeeded (the outbox removes it; the send announced it), or failed for good (the outbox dead-letters
+      // it, for the app to see).
+      if (output.status === 'failed')
+        emit('failed', output.origin, output.attempts, {
+          reason: output.reason,
+          failureClass: output.failure?.class,
+        });
+      return { ...output, elapsedMs };
+    } finally {
+      clock.clearTimeout(timer);
+      sendWaiters.delete(entryId);
+      prepared.signal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  /** One send of an outbox entry: a run of the request machine, within what is left of the entry's attempts. */
+  async function sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
+    const prepared = preparedOf(entry);
+    const { emit, onEmitted: announce } = eventsOf(entry.id, prepared, clock.now());
+    // The entry keeps every failure of its live attempts, not only the last.
+    const failures: Failure[] = [];
+    const onEmitted = (event: RequestMachineEmitted) => {
+      if (event.type === 'attempt-failed') failures.push(event.failure);
+      announce(event);
+    };
+    // `entry.attempts` counts this send's first attempt already.
+    const left = Math.max(1, Math.min(policy.attempts.max, policy.durable.maxAttempts - entry.attempts + 1));
+    const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
+    const output = await run(prepared, entry.id, runPolicy, signal, onEmitted);
+    sendWaiters.get(entry.id)?.(output);
+    if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts);
+    return sendResultOf(output, deps.primary, failures);
+  }
+
+  return {
+    request: requestDurable,
+    outbox: {
+      size: () => outbox.size(),
+      list: () => outbox.list(),
+      flush: () => outbox.flush(),
+      retry: (id) => outbox.retry(id),
+    },
+    close: () => outbox.close(),
+  };
+}
