@@ -196,6 +196,29 @@ describe('lifetime: durable', () => {
     expect(await shared.list()).toEqual([]);
   });
 
+  it('two clients on one store send every entry exactly once between them', async () => {
+    const shared = memoryStore();
+    const view = (): OutboxStore => ({ ...shared, close: () => Promise.resolve() });
+    const net = manualConnectivity('offline');
+    const a = harness([{ reply: respond(201) }], { store: view(), connectivity: net });
+    const b = harness([{ reply: respond(201) }], { store: view(), connectivity: net, clock: a.clock });
+    for (let i = 0; i < 5; i++) {
+      await settled(a, a.client.request({ ...order, body: `"a${i}"` }));
+      await settled(a, b.client.request({ ...order, body: `"b${i}"` }));
+    }
+    expect(await shared.list()).toHaveLength(10);
+    net.set('online');
+    await settled(a, Promise.all([a.client.outbox.flush(), b.client.outbox.flush()]));
+    // Whoever held the lease sent; the other waits for it, then finds the rest (it reads the store again).
+    for (let i = 0; i < 5 && (await shared.list()).length > 0; i++) {
+      await a.clock.increment(15_000);
+      await settled(a, Promise.all([a.client.outbox.flush(), b.client.outbox.flush()]));
+    }
+    const sent = [...a.transport.calls, ...b.transport.calls].map((call) => call.body).sort();
+    expect(sent).toEqual(['"a0"', '"a1"', '"a2"', '"a3"', '"a4"', '"b0"', '"b1"', '"b2"', '"b3"', '"b4"']);
+    expect(await shared.list()).toEqual([]);
+  });
+
   it('announces outbox changes as redacted outbox-changed events', async () => {
     const connectivity = manualConnectivity('offline');
     const h = harness([{ reply: respond(201) }], { connectivity });
