@@ -18,6 +18,32 @@ function change(from: HealthState, to: HealthState, criterion: HealthCriterion) 
   return ['markChanged', { type: 'announceChange', params: { from, to, criterion } }] as const;
 }
 
+/**
+ * A failure of the primary trips a failover criterion: traffic leaves it. `failOver` records the criterion
+ * (`trippedBy`) before the evidence behind it is cleared, so the announcement can name it.
+ */
+function failOverFrom(from: 'healthy' | 'suspect') {
+  return {
+    guard: 'tripsFailover',
+    target: '#originHealth.failedOver',
+    actions: [
+      'failOver',
+      'markChanged',
+      {
+        type: 'announceChange',
+        params: ({ context }: { context: OriginHealthContext }) => ({
+          from,
+          to: 'failedOver' as const,
+          criterion: context.trippedBy!,
+        }),
+      },
+    ],
+  } as const;
+}
+
+/** An outcome that changes no state: it is only counted. */
+const recordOutcome = { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] } as const;
+
 /** A failed probe: back to `failedOver`, for longer. */
 const probeFailed = {
   target: '#originHealth.failedOver',
@@ -76,62 +102,29 @@ export const originHealthMachine = setup({
           description: 'The primary takes all traffic; its outcomes are counted.',
           on: {
             'attempt.failed': [
-              {
-                guard: 'tripsFailover',
-                target: '#originHealth.failedOver',
-                actions: [
-                  'failOver',
-                  'markChanged',
-                  {
-                    type: 'announceChange',
-                    params: ({ context }) => ({
-                      from: 'healthy' as const,
-                      to: 'failedOver' as const,
-                      criterion: context.trippedBy!,
-                    }),
-                  },
-                ],
-              },
+              failOverFrom('healthy'),
               {
                 guard: 'makesSuspect',
                 target: 'suspect',
                 actions: ['recordPrimaryOutcome', ...change('healthy', 'suspect', 'consecutive-failures')],
               },
-              { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
+              recordOutcome,
             ],
-            'attempt.succeeded': { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
+            'attempt.succeeded': recordOutcome,
           },
         },
         suspect: {
           description:
             'The primary failed suspectAfter times in a row; traffic stays on it while evidence is gathered.',
           on: {
-            'attempt.failed': [
-              {
-                guard: 'tripsFailover',
-                target: '#originHealth.failedOver',
-                actions: [
-                  'failOver',
-                  'markChanged',
-                  {
-                    type: 'announceChange',
-                    params: ({ context }) => ({
-                      from: 'suspect' as const,
-                      to: 'failedOver' as const,
-                      criterion: context.trippedBy!,
-                    }),
-                  },
-                ],
-              },
-              { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
-            ],
+            'attempt.failed': [failOverFrom('suspect'), recordOutcome],
             'attempt.succeeded': [
               {
                 guard: 'recovers',
                 target: 'healthy',
                 actions: ['recordPrimaryOutcome', ...change('suspect', 'healthy', 'successes')],
               },
-              { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
+              recordOutcome,
             ],
           },
         },

@@ -4,6 +4,7 @@ import { outboxActors } from './outbox.actors.js';
 import { outboxDelays } from './outbox.delays.js';
 import { outboxGuards } from './outbox.guards.js';
 import type {
+  AcquireLeaseOutput,
   CommitEntryInput,
   LoadEntriesOutput,
   OutboxMachineContext,
@@ -12,6 +13,39 @@ import type {
   OutboxMachineInput,
   SendEntryInput,
 } from './outbox.types.js';
+
+/**
+ * The invocation that asks the store for the lease, to take it or to renew it: when it is granted the lease
+ * region goes on to `granted`; when another runner holds it, or the store did not answer, it waits.
+ */
+function askForLease(id: string, granted: 'rescanning' | 'held') {
+  return {
+    id,
+    src: 'acquireLease',
+    input: ({ context }: { context: OutboxMachineContext }) => ({ ttlMs: context.leaseTtlMs }),
+    onDone: [
+      {
+        guard: 'isLeaseGranted',
+        target: granted,
+        actions: {
+          type: 'recordTime',
+          params: ({ event }: { event: { output: AcquireLeaseOutput } }) => event.output,
+        },
+      },
+      {
+        target: 'waitingForLease',
+        actions: {
+          type: 'recordTime',
+          params: ({ event }: { event: { output: AcquireLeaseOutput } }) => event.output,
+        },
+      },
+    ],
+    onError: {
+      target: 'waitingForLease',
+      actions: { type: 'announceStoreFailure', params: { op: 'lease' } },
+    },
+  } as const;
+}
 
 /**
  * The outbox scheduler: ONE actor per store decides when each durable entry is sent and what becomes of it.
@@ -147,26 +181,7 @@ export const outboxMachine = setup({
             },
             acquiring: {
               description: 'Asks the store for the lease (acquireLease).',
-              invoke: {
-                id: 'acquireLease',
-                src: 'acquireLease',
-                input: ({ context }) => ({ ttlMs: context.leaseTtlMs }),
-                onDone: [
-                  {
-                    guard: 'isLeaseGranted',
-                    target: 'rescanning',
-                    actions: { type: 'recordTime', params: ({ event }) => event.output },
-                  },
-                  {
-                    target: 'waitingForLease',
-                    actions: { type: 'recordTime', params: ({ event }) => event.output },
-                  },
-                ],
-                onError: {
-                  target: 'waitingForLease',
-                  actions: { type: 'announceStoreFailure', params: { op: 'lease' } },
-                },
-              },
+              invoke: askForLease('acquireLease', 'rescanning'),
             },
             rescanning: {
               description:
@@ -201,26 +216,7 @@ export const outboxMachine = setup({
             },
             renewing: {
               description: 'Renews the lease; sends in flight go on. Lost to another runner: waits for it.',
-              invoke: {
-                id: 'renewLease',
-                src: 'acquireLease',
-                input: ({ context }) => ({ ttlMs: context.leaseTtlMs }),
-                onDone: [
-                  {
-                    guard: 'isLeaseGranted',
-                    target: 'held',
-                    actions: { type: 'recordTime', params: ({ event }) => event.output },
-                  },
-                  {
-                    target: 'waitingForLease',
-                    actions: { type: 'recordTime', params: ({ event }) => event.output },
-                  },
-                ],
-                onError: {
-                  target: 'waitingForLease',
-                  actions: { type: 'announceStoreFailure', params: { op: 'lease' } },
-                },
-              },
+              invoke: askForLease('renewLease', 'held'),
             },
             releasing: {
               description: 'Nothing in flight and nothing due: gives the lease back (releaseLease).',

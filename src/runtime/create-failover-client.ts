@@ -5,7 +5,7 @@ import { RequestFailedError } from '../errors/request-failed-error.js';
 import { isSafeMethod } from '../policy/methods.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
-import type { TransportResult } from '../policy/transport-result.js';
+import type { TransportErrorPhase, TransportResult } from '../policy/transport-result.js';
 import type { AttemptInput, RequestMachineEmitted } from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
@@ -173,19 +173,16 @@ function createClient(
       eventsOf(`c${++requests}`, prepared, startedAt).emit('succeeded', origin, attempts, { stale: true }),
   });
 
+  /** An attempt that ended before anything was sent, as a transport would report it. */
+  const nothingSent = (phase: TransportErrorPhase, message: string) =>
+    stamp<TransportResult>({ kind: 'error', phase, requestSent: 'no', message });
+
   async function runAttempt(input: AttemptInput, signal: AbortSignal) {
     const { prepared } = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
     // Rule 6: nothing is sent while the connectivity source says offline.
-    if (isOffline()) {
-      const offline: TransportResult = {
-        kind: 'error',
-        phase: 'offline',
-        requestSent: 'no',
-        message: 'the connectivity source reports offline; nothing was sent',
-      };
-      return stamp(offline);
-    }
+    if (isOffline())
+      return nothingSent('offline', 'the connectivity source reports offline; nothing was sent');
     const headers: Record<string, string> = { ...prepared.headers };
     let authGeneration: number | undefined;
     if (origin.credentials === 'omit') {
@@ -197,13 +194,7 @@ function createClient(
         authGeneration = credentials.generation;
         for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;
       } catch {
-        const result: TransportResult = {
-          kind: 'error',
-          phase: 'unknown',
-          requestSent: 'no',
-          message: 'auth.headers() threw; nothing was sent',
-        };
-        return stamp(result);
+        return nothingSent('unknown', 'auth.headers() threw; nothing was sent');
       }
     }
     if (input.idempotencyKey !== undefined)
