@@ -4,6 +4,8 @@ import type { Clock } from './clock.js';
 export interface SimulatedClock extends Clock {
   /** Timers armed and not yet fired or cleared. A finished request leaves none. */
   pending(): number;
+  /** When the earliest armed timer is due, or `undefined` when none is armed. */
+  nextTimerAt(): number | undefined;
   /**
    * Moves time forward by `ms`, firing each due timer at its own due time (not late, as xstate's
    * SimulatedClock does) and letting promises settle after each one, so a promise-based transport
@@ -66,6 +68,7 @@ export function simulatedClock(options: { startAt?: number } = {}): SimulatedClo
     },
     clearTimeout: (handle) => timers.delete(handle as number),
     pending: () => timers.size,
+    nextTimerAt: () => nextDue(Number.POSITIVE_INFINITY)?.[1].due,
     increment: (ms) => advanceTo(now + ms),
     set: advanceTo,
     async runAll(limitMs = 86_400_000) {

@@ -76,4 +76,16 @@ describe('simulatedClock', () => {
     expect(clock.now()).toBe(5);
     expect(clock.pending()).toBe(0);
   });
+
+  it('tells when the earliest armed timer is due, and nothing once none is armed', async () => {
+    const clock = simulatedClock({ startAt: 100 });
+    expect(clock.nextTimerAt()).toBeUndefined();
+    const late = clock.setTimeout(() => undefined, 50);
+    clock.setTimeout(() => undefined, 20);
+    expect(clock.nextTimerAt()).toBe(120);
+    await clock.increment(20);
+    expect(clock.nextTimerAt()).toBe(150);
+    clock.clearTimeout(late);
+    expect(clock.nextTimerAt()).toBeUndefined();
+  });
 });
