@@ -304,6 +304,7 @@ export function recordSendEnded({ context }: Args, event: EventOf<'send.ended'>)
             delayMs: verdict.delayMs,
             failure: result.failure,
             failures: result.failures,
+            wakesWhenOnline: result.endedOffline,
           }
         : {
             op: 'dead-letter',
@@ -419,7 +420,7 @@ export function recordCommitSucceeded({ context }: Args, event: EventOf<'commit.
             status: 'pending',
             attempts: commit.attempts,
             nextAttemptAt: commit.nextAttemptAt,
-            wakesWhenOnline: wakesWhenOnline(commit.failure),
+            wakesWhenOnline: commit.wakesWhenOnline === true || wakesWhenOnline(commit.failure),
             heldByServer: commit.failure.retryAfterMs !== undefined,
           }),
         },

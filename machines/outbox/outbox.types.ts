@@ -84,6 +84,8 @@ export type OutboxCommit =
       delayMs: number;
       failure: Failure;
       failures?: readonly Failure[] | undefined;
+      /** Going online ends the wait (the send stopped because the device went offline). Not stored. */
+      wakesWhenOnline?: boolean | undefined;
     }
   /** Dead-lettered; kept for the app. */
   | {
@@ -139,6 +141,8 @@ export type SendResult =
       attempts: number;
       /** Whether the same request may be sent again (a retryable failure of a request safe to replay). */
       retryable: boolean;
+      /** The send stopped because the device went offline (rule 6): going online sends it again at once. */
+      endedOffline?: boolean | undefined;
     };
 
 /** What the `sendEntry` actor gets: which entry, and the attempt number counted for it in the store. */

@@ -22,6 +22,7 @@ export function initialContext(input: RequestMachineInput): RequestMachineContex
   return {
     ...input,
     random: input.random ?? Math.random,
+    deviceOffline: input.deviceOffline ?? false,
     now: input.startedAt,
     attempts: 0,
     attemptStartedAt: input.startedAt,
@@ -145,6 +146,14 @@ export function startBackoff({ context }: Args): Changes {
 
 export function finishBackoff({ context }: Args): Changes {
   return { now: context.now + (context.previousDelayMs ?? 0) };
+}
+
+export function recordDeviceOffline(): Changes {
+  return { deviceOffline: true };
+}
+
+export function recordDeviceOnline(): Changes {
+  return { deviceOffline: false };
 }
 
 export function recordCancelled({ context }: Args): Changes {

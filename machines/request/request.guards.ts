@@ -23,6 +23,8 @@ export const requestGuards = {
     context.canRefreshAuth && !context.authRefreshed && context.attempts < context.policy.attempts.max,
   /** The device reported no network: nothing was sent and retrying now is pointless (rule 6). */
   isOffline: ({ context }: GuardArgs) => lastFailure(context)?.class === 'offline',
+  /** The connectivity source's latest hint is offline: no new attempt starts until it is online (rule 6). */
+  isDeviceOffline: ({ context }: GuardArgs) => context.deviceOffline,
   /**
    * The failure's class or status is one the policy retries (rule 4). A TLS failure is retried only when there
    * is another origin: it fails traffic over at once, so the next attempt goes elsewhere.

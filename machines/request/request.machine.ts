@@ -45,6 +45,8 @@ export const requestMachine = setup({
     startBackoff: assign(actions.startBackoff),
     finishBackoff: assign(actions.finishBackoff),
     recordCancelled: assign(actions.recordCancelled),
+    recordDeviceOffline: assign(actions.recordDeviceOffline),
+    recordDeviceOnline: assign(actions.recordDeviceOnline),
     recordBudgetExhausted: assign(actions.recordBudgetExhausted),
     setReason: assign(actions.setReason),
     announceAttempt: emit(({ context }) => ({
@@ -99,6 +101,8 @@ export const requestMachine = setup({
       },
       on: {
         'request.cancel': { target: 'failed', actions: 'recordCancelled' },
+        'connectivity.offline': { actions: 'recordDeviceOffline' },
+        'connectivity.online': { actions: 'recordDeviceOnline' },
       },
       states: {
         choosingOrigin: {
@@ -114,6 +118,7 @@ export const requestMachine = setup({
               previousOrigin: context.origin,
             }),
             onDone: [
+              { guard: 'isDeviceOffline', ...giveUp('offline') },
               { guard: 'isPinnedToOrigin', target: 'attempting' },
               {
                 guard: 'hasChosenOrigin',
@@ -173,6 +178,7 @@ export const requestMachine = setup({
             { guard: not('isRetryableFailure'), ...giveUp('not-retryable') },
             { guard: and([not('isSafeToReplay'), 'canReconcile']), target: 'reconciling' },
             { guard: not('isSafeToReplay'), ...giveUp('unsafe-to-replay') },
+            { guard: 'isDeviceOffline', ...giveUp('offline') },
             { guard: not('hasAttemptsLeft'), ...giveUp('attempts-exhausted') },
             { guard: 'retryAfterExceedsBudget', ...giveUp('retry-after-exceeds-budget') },
             { guard: 'fitsInBudget', target: 'backingOff' },
@@ -190,6 +196,13 @@ export const requestMachine = setup({
           description: 'Waits the backoff (at least the Retry-After) before the next attempt.',
           entry: ['startBackoff', 'announceRetry'],
           after: { backoffDelay: { target: 'choosingOrigin', actions: 'finishBackoff' } },
+          on: {
+            // Rule 6: no attempt will start while offline, so waiting on is pointless; end the request now.
+            'connectivity.offline': {
+              target: 'givingUp',
+              actions: ['recordDeviceOffline', { type: 'setReason', params: { reason: 'offline' } }],
+            },
+          },
         },
         refreshingAuth: {
           description:

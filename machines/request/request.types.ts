@@ -32,6 +32,8 @@ export interface RequestMachineInput {
   deferrable: boolean;
   /** Randomness for jitter; injected so tests are repeatable. Default `Math.random`. */
   random?: (() => number) | undefined;
+  /** The device reports no network as the request starts (CONTRACT rule 6). Default `false`. */
+  deviceOffline?: boolean | undefined;
 }
 
 /** What the `transport` actor gets for one attempt. */
@@ -105,6 +107,8 @@ export interface RequestMachineContext {
   canReconcile: boolean;
   deferrable: boolean;
   random: () => number;
+  /** The connectivity source's latest hint says offline: no further attempt is started (rule 6). */
+  deviceOffline: boolean;
   /** The latest time the machine knows of (stamped by actors, or computed from its own delays). */
   now: number;
   /** Attempts used across all layers. */
@@ -130,7 +134,14 @@ export interface RequestMachineContext {
   reason?: FailReason | 'durable' | undefined;
 }
 
-export type RequestMachineEvent = { type: 'request.cancel' };
+export type RequestMachineEvent =
+  | { type: 'request.cancel' }
+  /**
+   * Connectivity hints (CONTRACT rule 6). Offline ends a backoff wait at once, and an attempt in flight is left
+   * to finish, after which no further attempt is started. Online only clears that; it decides nothing else.
+   */
+  | { type: 'connectivity.offline' }
+  | { type: 'connectivity.online' };
 
 /** Emitted as the request goes: the runtime turns these into redacted decision events. */
 export type RequestMachineEmitted =

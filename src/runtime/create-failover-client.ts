@@ -104,6 +104,11 @@ function createClient(
     }
   };
   const isOffline = () => connectivity?.current() === 'offline';
+  // Rule 6: requests already running hear each hint, so none starts an attempt (or waits one out) offline.
+  const unsubscribeConnectivity = connectivity?.subscribe((hint) => {
+    if (hint === 'changed') return;
+    for (const entry of inFlight.values()) entry.running?.connectivity(hint);
+  });
 
   const monitor = createHealthMonitor({
     origins,
@@ -295,6 +300,7 @@ function createClient(
           // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
           deferrable: false,
           random: options.random,
+          deviceOffline: isOffline(),
         },
         onEmitted,
       );
@@ -345,6 +351,7 @@ function createClient(
     async close() {
       if (closed) return;
       closed = true;
+      unsubscribeConnectivity?.();
       // The outbox first: it aborts its sends (their entries stay stored) and waits for its store writes.
       await durable.close();
       const pending = [...inFlight.values()];

@@ -76,5 +76,6 @@ export function sendResultOf(
     retryAfterMs: failure.retryAfterMs,
     attempts: Math.max(1, output.attempts),
     retryable: isMendable(output.reason),
+    endedOffline: output.reason === 'offline',
   };
 }

@@ -28,6 +28,8 @@ export interface RunningRequest {
   readonly done: Promise<RequestMachineOutput>;
   /** Ends the request at once as `failed` / `cancelled`; aborts what is in flight. */
   cancel(): void;
+  /** Passes on a connectivity hint (CONTRACT rule 6): offline stops further attempts, online allows them. */
+  connectivity(state: 'online' | 'offline'): void;
 }
 
 export interface RequestDriver {
@@ -80,6 +82,9 @@ export function createRequestDriver(
         done,
         cancel: () => {
           if (actor.getSnapshot().status === 'active') actor.send({ type: 'request.cancel' });
+        },
+        connectivity: (state) => {
+          if (actor.getSnapshot().status === 'active') actor.send({ type: `connectivity.${state}` });
         },
       };
     },

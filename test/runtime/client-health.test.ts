@@ -140,10 +140,74 @@ describe('connectivity (rule 6)', () => {
     });
     const outcome = h.client.request({ path: '/v1/items' });
     await h.clock.increment(0);
+    // The first attempt failed; the request waits its backoff. Going offline ends it at once, without
+    // counting an attempt that was never sent.
     connectivity.set('offline');
-    await h.clock.runAll();
-    expect(await outcome).toMatchObject({ status: 'failed', reason: 'offline', attempts: 2 });
+    await h.clock.increment(0);
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'offline', attempts: 1, elapsedMs: 0 });
     expect(h.transport.calls).toHaveLength(1);
     expect(h.client.health().state).toBe('healthy');
+    expect(h.events.map((event) => event.type)).toEqual([
+      'attempt-started',
+      'attempt-failed',
+      'retry-scheduled',
+      'failed',
+    ]);
+  });
+
+  it('going offline during a Retry-After wait ends the request at once, not when the wait is over', async () => {
+    const connectivity = manualConnectivity('online');
+    const h = harness([{ reply: respond(503, { 'retry-after': '8' }) }, { reply: respond(200) }], {
+      connectivity,
+    });
+    const outcome = h.client.request({ path: '/v1/items' });
+    await h.clock.increment(1_000);
+    connectivity.set('offline');
+    await h.clock.increment(0);
+    expect(await outcome).toMatchObject({
+      status: 'failed',
+      reason: 'offline',
+      attempts: 1,
+      elapsedMs: 1_000,
+    });
+    expect(h.transport.calls).toHaveLength(1);
+    expect(h.clock.pending()).toBe(0);
+  });
+
+  it('an attempt in flight when the device goes offline finishes; no further attempt starts', async () => {
+    const connectivity = manualConnectivity('online');
+    const h = harness(
+      [{ reply: fail('connection-lost', 'unknown'), latencyMs: 2_000 }, { reply: respond(200) }],
+      {
+        connectivity,
+      },
+    );
+    const outcome = h.client.request({ path: '/v1/items' });
+    await h.clock.increment(1_000);
+    connectivity.set('offline');
+    await h.clock.increment(1_000);
+    expect(await outcome).toMatchObject({
+      status: 'failed',
+      reason: 'offline',
+      attempts: 1,
+      elapsedMs: 2_000,
+    });
+    expect(h.transport.calls).toHaveLength(1);
+    expect(h.events.some((event) => event.type === 'retry-scheduled')).toBe(false);
+  });
+
+  it('back online before the attempt in flight ends: the request goes on as if nothing happened', async () => {
+    const connectivity = manualConnectivity('online');
+    const h = harness([{ reply: fail('connect'), latencyMs: 2_000 }, { reply: respond(200) }], {
+      connectivity,
+    });
+    const outcome = h.client.request({ path: '/v1/items' });
+    await h.clock.increment(500);
+    connectivity.set('offline');
+    await h.clock.increment(500);
+    connectivity.set('online');
+    await h.clock.runAll();
+    expect(await outcome).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(h.transport.calls).toHaveLength(2);
   });
 });

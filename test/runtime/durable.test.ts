@@ -73,6 +73,32 @@ describe('lifetime: durable', () => {
     expect(h.events.filter((e) => e.type === 'deferred').map((e) => e.reason)).toEqual(['offline']);
   });
 
+  it('a send cut off by the device going offline counts only the attempt sent, and goes again as soon as it is online', async () => {
+    const connectivity = manualConnectivity('online');
+    const h = harness(
+      [{ reply: fail('connection-lost', 'unknown'), latencyMs: 2_000 }, { reply: respond(201) }],
+      {
+        connectivity,
+      },
+    );
+    const pending = h.client.request(order);
+    await h.clock.increment(1_000);
+    connectivity.set('offline');
+    await h.clock.increment(1_000);
+    const outcome = await settled(h, pending);
+    expect(outcome).toMatchObject({ status: 'deferred', reason: 'offline' });
+    const [entry] = await h.client.outbox.list();
+    expect(entry).toMatchObject({ attempts: 1, failures: [{ class: 'connection-lost' }] });
+    await h.clock.increment(1_000);
+    connectivity.set('online');
+    // No backoff wait: the send stopped because the device went offline, not because a server failed.
+    for (let i = 0; i < 100 && (await h.client.outbox.size()) > 0; i++) await h.clock.increment(0);
+    expect(await h.client.outbox.size()).toBe(0);
+    expect(h.clock.now()).toBe(3_000);
+    expect(h.transport.calls).toHaveLength(2);
+    expect(keyOf(h.transport.calls[1]!.headers)).toBe(entry!.idempotencyKey);
+  });
+
   it('is deferred, not failed, when the server asks it to wait longer than its budget, carrying its key, attempts and failures', async () => {
     const h = harness([{ reply: respond(503, { 'retry-after': '120' }) }, { reply: respond(201) }], {
       policy: { durable: { initialMs: 1_000 } },
