@@ -1,4 +1,15 @@
 import type { DrillScenario } from '../drill-scenario.js';
+import { failoverFailback } from './failover-failback.js';
+import { flappingPrimary } from './flapping-primary.js';
+import { offlineDuringSync } from './offline-during-sync.js';
+import { offlineInFlight } from './offline-in-flight.js';
+import { readsOnlyBackupWrite } from './reads-only-backup-write.js';
 
 /** Failures of the origin set and of connectivity: offline moments, failover and failback, flapping. */
-export const originScenarios: readonly DrillScenario[] = [];
+export const originScenarios: readonly DrillScenario[] = [
+  offlineInFlight,
+  offlineDuringSync,
+  failoverFailback,
+  flappingPrimary,
+  readsOnlyBackupWrite,
+];
