@@ -68,7 +68,9 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
   const waits: TimelineWait[] = [];
   const open = new Map<string, TimelineAttempt>();
   const health: TimelineHealthBand[] = [];
-  const firstOrigin = recording.origins[0]?.id ?? '';
+  // Traffic starts on the first origin the client tried, which may have no server behind it (dns, refused).
+  const firstOrigin =
+    events.find((event) => event.type === 'attempt-started')?.origin ?? recording.origins[0]?.id ?? '';
   for (const event of events) {
     const key = `${event.requestId}#${event.attempt}`;
     switch (event.type) {
