@@ -62,6 +62,8 @@ function recordFailure(context: RequestMachineContext, failure: Failure, now: nu
     now,
     inFlight: false,
     failures: [...context.failures, failure],
+    // reconcile's "not applied" cleared the attempt it was asked about, not this one (rule 2).
+    replayCleared: false,
     // A write that may have reached this origin must not be sent anywhere else (rules 2 and 7).
     pinned: context.pinned || (context.write && failure.requestSent !== 'no'),
     ...planAfter(context, failure, now),

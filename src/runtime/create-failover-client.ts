@@ -251,7 +251,13 @@ function createClient(
         });
         return;
       }
-      if (event.type === 'attempt-failed') {
+      // An attempt that failed on this device before anything was sent (auth.headers() threw) says nothing
+      // about the origin.
+      const local =
+        event.type === 'attempt-failed' &&
+        event.failure.class === 'unexpected' &&
+        event.failure.requestSent === 'no';
+      if (event.type === 'attempt-failed' && !local) {
         const { failure } = event;
         monitor.report({
           type: 'attempt.failed',

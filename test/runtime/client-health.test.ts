@@ -120,6 +120,30 @@ describe('origin options', () => {
   });
 });
 
+describe('what counts against an origin', () => {
+  it('an attempt that failed on this device (auth.headers() threw) never counts against the origin', async () => {
+    const h = harness([{ reply: respond(200) }], {
+      origins: twoOrigins,
+      auth: {
+        headers: () => {
+          throw new Error('token store unavailable');
+        },
+        refresh: async () => undefined,
+      },
+    });
+    for (let i = 0; i < 3; i++) {
+      const outcome = await h.run({ path: '/v1/items' });
+      expect(outcome).toMatchObject({
+        status: 'failed',
+        failure: { class: 'unexpected', requestSent: 'no' },
+      });
+    }
+    expect(h.transport.calls).toHaveLength(0);
+    expect(h.client.health().state).toBe('healthy');
+    expect(h.events.filter((event) => event.type === 'health-changed')).toEqual([]);
+  });
+});
+
 describe('connectivity (rule 6)', () => {
   it('while offline, an interactive request fails offline at once and nothing is sent', async () => {
     const connectivity = manualConnectivity('offline');

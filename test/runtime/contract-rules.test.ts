@@ -131,6 +131,22 @@ describe('rule 2: a write that may have reached the server is replayed only with
     });
   });
 
+  it('asks reconcile again after each attempt that may have reached the server: one answer clears one attempt', async () => {
+    const reconcile = vi.fn(async (_args: Parameters<ReconcileHook>[0]) => ({
+      status: 'not-applied' as const,
+    }));
+    const h = harness(
+      [{ reply: fail('connection-lost') }, { reply: fail('connection-lost') }, { reply: respond(201) }],
+      { reconcile },
+    );
+    expect(await h.run({ method: 'POST', path: '/orders' })).toMatchObject({
+      status: 'succeeded',
+      attempts: 3,
+    });
+    expect(reconcile).toHaveBeenCalledTimes(2);
+    expect(reconcile.mock.calls.map(([args]) => args.attempts)).toEqual([1, 2]);
+  });
+
   it('fails unsafe-to-replay when reconcile cannot tell', async () => {
     const h = harness([{ reply: fail('response-timeout') }], {
       reconcile: async () => ({ status: 'unknown' }),
