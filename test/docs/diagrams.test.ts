@@ -5,12 +5,47 @@ import { toMermaid } from '../../scripts/machine-diagram.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
 import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
+import type { AnyStateNode } from 'xstate';
+
+const pages = await diagramPages();
 
 describe('generated machine diagrams', () => {
-  it.each(Object.entries(diagramPages()))(
+  it.each(Object.entries(pages))(
     '%s matches the machine definition (run `npm run diagrams`)',
     (file, expected) => {
       expect(readFileSync(new URL(`../../${file}`, import.meta.url), 'utf8')).toBe(expected);
+    },
+  );
+
+  it('covers docs/machines.md, the index of the three machines', () => {
+    expect(Object.keys(pages)).toContain('docs/machines.md');
+  });
+
+  it.each([
+    ['requestMachine', requestMachine],
+    ['originHealthMachine', originHealthMachine],
+    ['outboxMachine', outboxMachine],
+  ] as const)(
+    'docs/machines.md has a section on %s naming its every state and implementation',
+    (name, machine) => {
+      const index = pages['docs/machines.md']!;
+      const start = index.indexOf(`\n## ${name}\n`);
+      expect(start, `a "## ${name}" section`).toBeGreaterThan(0);
+      const end = index.indexOf('\n## ', start + 1);
+      const section = index.slice(start, end < 0 ? undefined : end);
+      const states: string[] = [];
+      const visit = (node: AnyStateNode) => {
+        if (node.parent) states.push(node.path.join('.'));
+        for (const child of Object.values(node.states)) visit(child as AnyStateNode);
+      };
+      visit(machine.root);
+      const { guards = {}, actions = {}, delays = {}, actors = {} } = machine.implementations;
+      for (const named of [
+        ...states,
+        ...[guards, actions, delays, actors].flatMap((kind) => Object.keys(kind)),
+      ])
+        expect(section).toContain(`\`${named}\``);
+      expect(section).toContain(toMermaid(machine));
     },
   );
 

@@ -1,0 +1,549 @@
+// The recipes of docs/recipes.md must work as pasted. Each ```ts block is extracted verbatim from its section.
+// All are type-checked against failwise's sources with the TypeScript compiler: the browser and React Native ones
+// with bundler module resolution (as Vite and Metro resolve imports) and minimal declarations of the third-party
+// APIs they call (TanStack Query, NetInfo, AppState, AsyncStorage, written from their published types), the Node
+// one with the project's NodeNext options. Every name a recipe imports from failwise must be exported by that
+// entry. Then what can run here runs for real: the React Native store against an in-memory AsyncStorage, alone
+// and under a client across a restart; the Node recipe against an HTTP server on 127.0.0.1 and a SQLite file,
+// across a restart, and in a child process that must exit by itself on SIGTERM. Only an origin URL, a file
+// path, the AsyncStorage import and (in the child) failwise's import paths are swapped in, each checked to occur
+// exactly once so that an edit of a recipe cannot slip past the test.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import * as universalEntry from '../../src/index.js';
+import * as browserEntry from '../../src/browser.js';
+import * as nodeEntry from '../../src/node.js';
+import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
+import { createFailoverClient, type FailoverClient } from '../../src/runtime/create-failover-client.js';
+import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
+import { closedPort, useLoopback } from '../helpers/loopback-server.js';
+import { makeEntry } from '../stores/store-contract.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const doc = readFileSync(join(root, 'docs/recipes.md'), 'utf8');
+
+/** Every ```ts block of the `## heading` section (up to the next `## ` heading). */
+function blocks(heading: string): string[] {
+  const start = doc.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`docs/recipes.md has no "## ${heading}" section`);
+  const rest = doc.slice(start + heading.length + 5);
+  const section = rest.slice(0, rest.search(/\n## /) >>> 0);
+  return [...section.matchAll(/```ts\n([\s\S]*?)```/g)].map((match) => match[1]!);
+}
+
+const browserBlocks = blocks('A browser app');
+const reactNativeBlocks = blocks('A React Native app');
+const nodeBlocks = blocks('A Node service');
+const recipes = {
+  browser: browserBlocks[0] ?? '',
+  'react-native store': reactNativeBlocks[0] ?? '',
+  'react-native api': reactNativeBlocks[1] ?? '',
+  node: nodeBlocks[0] ?? '',
+};
+
+/** Just enough of the third-party packages' types for the recipes: the members they use, as published. */
+const declarations = `
+declare module '@tanstack/react-query' {
+  export type QueryKey = readonly unknown[];
+  export interface QueryFunctionContext { queryKey: QueryKey; signal: AbortSignal }
+  export interface DefaultOptions { queries?: { retry?: boolean | number }; mutations?: { retry?: boolean | number } }
+  export class QueryClient {
+    constructor(config?: { defaultOptions?: DefaultOptions });
+    invalidateQueries(filters?: { queryKey?: QueryKey }): Promise<void>;
+  }
+  export interface UseQueryResult<T> { data: T | undefined; error: Error | null; isPending: boolean }
+  export function useQuery<T>(options: {
+    queryKey: QueryKey;
+    queryFn: (context: QueryFunctionContext) => T | Promise<T>;
+    retry?: boolean | number;
+  }): UseQueryResult<T>;
+  export interface UseMutationResult<T, V> { mutate(variables: V): void; mutateAsync(variables: V): Promise<T> }
+  export function useMutation<T, V>(options: { mutationFn: (variables: V) => Promise<T> }): UseMutationResult<T, V>;
+}
+declare module '@react-native-community/netinfo' {
+  export interface NetInfoState {
+    type: string;
+    isConnected: boolean | null;
+    isInternetReachable: boolean | null;
+  }
+  const NetInfo: {
+    addEventListener(listener: (state: NetInfoState) => void): () => void;
+    refresh(): Promise<NetInfoState>;
+  };
+  export default NetInfo;
+}
+declare module 'react-native' {
+  export type AppStateStatus = 'active' | 'background' | 'inactive' | 'unknown' | 'extension';
+  export interface NativeEventSubscription { remove(): void }
+  export const AppState: {
+    currentState: AppStateStatus;
+    addEventListener(type: 'change', listener: (state: AppStateStatus) => void): NativeEventSubscription;
+  };
+}
+declare module '@react-native-async-storage/async-storage' {
+  const AsyncStorage: {
+    getItem(key: string): Promise<string | null>;
+    setItem(key: string, value: string): Promise<void>;
+    removeItem(key: string): Promise<void>;
+  };
+  export default AsyncStorage;
+}
+declare module 'react-native-random-uuid';
+`;
+
+/**
+ * Type-checks `files` (virtual, as if in test/docs/) with tsconfig.json's options, `failwise` mapped to
+ * `failwiseEntry` and `failwise/*` to src/; `bundler` switches to the module resolution of Vite and Metro.
+ * Returns the errors, one line each, and the files the program loaded.
+ */
+function typeCheck(files: Record<string, string>, failwiseEntry: string, bundler = false) {
+  const config = ts.readConfigFile(join(root, 'tsconfig.json'), (path) => ts.sys.readFile(path));
+  const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, root);
+  const compilerOptions: ts.CompilerOptions = {
+    ...options,
+    noEmit: true,
+    ...(bundler ? { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler } : {}),
+    // As users import them; the sources rather than dist/, which may be stale.
+    paths: { failwise: [join(root, failwiseEntry)], 'failwise/*': [join(root, 'src/*.ts')] },
+  };
+  const virtual = new Map(Object.entries(files).map(([name, text]) => [join(root, 'test/docs', name), text]));
+  const host = ts.createCompilerHost(compilerOptions);
+  const { fileExists, readFile, getSourceFile } = host;
+  host.fileExists = (path) => virtual.has(path) || fileExists.call(host, path);
+  host.readFile = (path) => virtual.get(path) ?? readFile.call(host, path);
+  host.getSourceFile = (path, languageVersion, ...rest) => {
+    const text = virtual.get(path);
+    return text === undefined
+      ? getSourceFile.call(host, path, languageVersion, ...rest)
+      : ts.createSourceFile(path, text, languageVersion);
+  };
+  const program = ts.createProgram([...virtual.keys()], compilerOptions, host);
+  const errors = [...virtual.keys()].flatMap((path) => {
+    const file = program.getSourceFile(path)!;
+    return [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)].map((d) => {
+      const { line } = file.getLineAndCharacterOfPosition(d.start ?? 0);
+      return `${basename(path)}:${line + 1}: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+    });
+  });
+  const loaded = program.getSourceFiles().map((file) => file.fileName);
+  return { errors, loaded };
+}
+
+const entries: Record<string, Record<string, unknown>> = {
+  failwise: universalEntry,
+  'failwise/browser': browserEntry,
+  'failwise/node': nodeEntry,
+};
+
+/** `[entry, name]` for every value a recipe imports from failwise by name. */
+function failwiseImports(code: string): Array<[string, string]> {
+  return [...code.matchAll(/^import\s+(type\s+)?\{([^}]*)\}\s+from\s+'(failwise[^']*)';/gm)].flatMap(
+    ([, typeOnly, names = '', entry = '']) =>
+      typeOnly
+        ? []
+        : names
+            .split(',')
+            .map((name) => name.trim())
+            .filter((name) => name !== '' && !name.startsWith('type '))
+            .map((name): [string, string] => [entry, name.split(/\s+as\s+/)[0]!]),
+  );
+}
+
+/** Swaps `from` for `to`, which must occur exactly once in `code`. */
+function swap(code: string, from: string, to: string): string {
+  expect(code.split(from), `the recipe should contain ${from} once`).toHaveLength(2);
+  return code.replace(from, to);
+}
+
+describe('the recipes of docs/recipes.md', () => {
+  it('are one block for the browser, two for React Native (the store, the client) and one for Node', () => {
+    expect([browserBlocks.length, reactNativeBlocks.length, nodeBlocks.length]).toEqual([1, 2, 1]);
+  });
+
+  it('type-check as written, the browser and React Native ones as bundlers resolve them', () => {
+    const bundled = typeCheck(
+      {
+        '__recipe-browser.ts': recipes.browser,
+        'async-storage-store.ts': recipes['react-native store'],
+        '__recipe-react-native.ts': recipes['react-native api'],
+        '__third-party.d.ts': declarations,
+      },
+      'src/index.ts',
+      true,
+    );
+    expect(bundled.errors).toEqual([]);
+    const node = typeCheck({ '__recipe-node.ts': recipes.node }, 'src/index.node.ts');
+    expect(node.errors).toEqual([]);
+    // failwise resolved to src/, not to a build of it.
+    for (const entry of ['src/index.ts', 'src/browser.ts'])
+      expect(bundled.loaded).toContain(join(root, entry));
+    for (const entry of ['src/index.node.ts', 'src/node.ts'])
+      expect(node.loaded).toContain(join(root, entry));
+    const loaded = [...bundled.loaded, ...node.loaded];
+    expect(loaded.filter((path) => path.startsWith(join(root, 'dist/')))).toEqual([]);
+  }, 60_000);
+
+  it('import only names their failwise entry exports', () => {
+    const expected = {
+      browser: [
+        'failwise RequestFailedError',
+        'failwise createFailoverClient',
+        'failwise/browser browserConnectivity',
+        'failwise/browser indexedDbStore',
+      ],
+      'react-native store': ['failwise FailwiseError'],
+      'react-native api': ['failwise createFailoverClient', 'failwise manualConnectivity'],
+      node: ['failwise createFailoverClient', 'failwise/node nodeHttpTransport', 'failwise/node sqliteStore'],
+    };
+    for (const [name, code] of Object.entries(recipes)) {
+      const imports = failwiseImports(code);
+      expect(imports.map((pair) => pair.join(' ')).sort(), name).toEqual(
+        expected[name as keyof typeof recipes],
+      );
+      for (const [entry, exported] of imports)
+        expect(entries[entry], `${name}: ${entry}`).toHaveProperty(exported);
+    }
+  });
+});
+
+/** Copies of recipes are written here, so that `failwise` resolves as in every test; `.readme-*` is git-ignored. */
+let dir = '';
+let copies = 0;
+beforeAll(() => {
+  dir = mkdtempSync(join(fileURLToPath(new URL('.', import.meta.url)), '.readme-recipes-'));
+});
+afterAll(() => {
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+});
+
+/** Writes `code` as a new module in `dir` and returns its path. */
+function writeModule(code: string): string {
+  const path = join(dir, `recipe-${++copies}.ts`);
+  writeFileSync(path, code);
+  return path;
+}
+
+/** AsyncStorage's three methods the store uses, over a Map the test can read: what the device keeps. */
+const fakeAsyncStorage = `
+export const values = new Map<string, string>();
+export default {
+  getItem: async (key: string) => values.get(key) ?? null,
+  setItem: async (key: string, value: string) => void values.set(key, value),
+  removeItem: async (key: string) => void values.delete(key),
+};
+`;
+
+interface StoreRecipe {
+  asyncStorageStore(key: string): OutboxStore;
+}
+
+describe('the React Native store of docs/recipes.md, on an in-memory AsyncStorage', () => {
+  const loopback = useLoopback();
+  let recipe: StoreRecipe;
+  let storage: Map<string, string>;
+  const clients: FailoverClient[] = [];
+
+  beforeEach(async () => {
+    // A fresh AsyncStorage for each test, and the recipe bound to it.
+    const fake = writeModule(fakeAsyncStorage);
+    const code = swap(
+      recipes['react-native store'],
+      `from '@react-native-async-storage/async-storage';`,
+      `from ${JSON.stringify(fake)};`,
+    );
+    recipe = (await import(writeModule(code))) as StoreRecipe;
+    storage = ((await import(fake)) as { values: Map<string, string> }).values;
+  });
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+  });
+
+  const bytes = [0, 1, 127, 128, 0xc3, 0x28, 0xfe, 0xff];
+
+  it('keeps every entry exactly, in order, across a restart: bodies as strings or bytes, failures, dead ones', async () => {
+    const store = recipe.asyncStorageStore('outbox');
+    const failures = [
+      {
+        class: 'rate-limited' as const,
+        requestSent: 'yes' as const,
+        origin: 'primary',
+        status: 429,
+        retryAfterMs: 2_500,
+        message: 'HTTP 429',
+      },
+    ];
+    await store.add(makeEntry('c', { request: { ...makeEntry('c').request, body: new Uint8Array(bytes) } }));
+    await store.add(makeEntry('a', { orderKey: 'note-1' }));
+    await store.add(makeEntry('gone'));
+    await store.add(makeEntry('b', { status: 'dead', deadReason: 'expired' }));
+    await store.update(makeEntry('a', { orderKey: 'note-1', failures, attempts: 4, nextAttemptAt: 7_000 }));
+    await store.remove('gone');
+    const before = await store.list();
+    await store.close();
+
+    // The app is killed and started again: a new store object on what the device kept, under one key.
+    expect([...storage.keys()]).toEqual(['outbox']);
+    const after = await recipe.asyncStorageStore('outbox').list();
+    expect(after.map((entry) => entry.id)).toEqual(['c', 'a', 'b']);
+    expect(after).toEqual(before);
+    expect(after[0]!.request.body).toBeInstanceOf(Uint8Array);
+    expect([...(after[0]!.request.body as Uint8Array)]).toEqual(bytes);
+    expect(after[1]).toEqual(
+      makeEntry('a', { orderKey: 'note-1', failures, attempts: 4, nextAttemptAt: 7_000 }),
+    );
+    expect(after[2]).toMatchObject({ status: 'dead', deadReason: 'expired' });
+    expect(await recipe.asyncStorageStore('outbox').get('a')).toEqual(after[1]);
+  });
+
+  it('loses no change made concurrently: each one reads what the one before it wrote', async () => {
+    const store = recipe.asyncStorageStore('outbox');
+    const ids = Array.from({ length: 20 }, (_, i) => `e${i}`);
+    await Promise.all(ids.map((id) => store.add(makeEntry(id))));
+    await Promise.all(ids.map((id, i) => store.update(makeEntry(id, { attempts: i }))));
+    const listed = await recipe.asyncStorageStore('outbox').list();
+    expect(listed.map((entry) => [entry.id, entry.attempts])).toEqual(ids.map((id, i) => [id, i]));
+  });
+
+  it('refuses a duplicate id and an unknown update, changing nothing, and every call once closed', async () => {
+    const store = recipe.asyncStorageStore('outbox');
+    await store.add(makeEntry('a'));
+    await expect(store.add(makeEntry('a', { attempts: 9 }))).rejects.toThrow('entry "a" exists already');
+    await expect(store.update(makeEntry('x'))).rejects.toThrow('no entry "x"');
+    expect(await store.list()).toEqual([makeEntry('a')]);
+    await store.remove('not-there');
+    await store.close();
+    await expect(store.list()).rejects.toThrow('asyncStorageStore.list: the store is closed');
+    await expect(store.add(makeEntry('b'))).rejects.toBeInstanceOf(universalEntry.FailwiseError);
+  });
+
+  it('holds the lease for one owner at a time, until it expires or its owner releases it', async () => {
+    const store = recipe.asyncStorageStore('outbox');
+    expect(await store.acquireLease('one', 1_000, 0)).toBe(true);
+    expect(await store.acquireLease('two', 1_000, 999)).toBe(false);
+    expect(await store.acquireLease('one', 1_000, 500)).toBe(true); // renewed until 1500
+    expect(await store.acquireLease('two', 1_000, 1_499)).toBe(false);
+    expect(await store.acquireLease('two', 1_000, 1_500)).toBe(true);
+    await store.releaseLease('one'); // not its lease any more: nothing changes
+    expect(await store.acquireLease('one', 1_000, 1_600)).toBe(false);
+    await store.releaseLease('two');
+    expect(await store.acquireLease('one', 1_000, 1_600)).toBe(true);
+  });
+
+  it('keeps a durable write made offline until a restarted client sends it, once, to a real server', async () => {
+    const offline = createFailoverClient({
+      origins: [{ id: 'primary', url: `http://127.0.0.1:${await closedPort()}`, allowInsecure: true }],
+      store: recipe.asyncStorageStore('outbox'),
+      connectivity: manualConnectivity('offline'),
+    });
+    clients.push(offline);
+    const outcome = await offline.request({
+      method: 'POST',
+      path: '/v1/sync',
+      body: '{"n":1}',
+      lifetime: 'durable',
+    });
+    expect(outcome).toMatchObject({ status: 'deferred', reason: 'offline' });
+    await offline.close();
+    const [stored] = JSON.parse(storage.get('outbox')!) as OutboxEntry[];
+    expect(stored).toMatchObject({
+      status: 'pending',
+      attempts: 0,
+      request: { path: '/v1/sync', body: '{"n":1}' },
+    });
+
+    const server = await loopback.serve(({ res }) => void res.writeHead(200).end());
+    const online = createFailoverClient({
+      origins: [{ id: 'primary', url: server.url, allowInsecure: true }],
+      store: recipe.asyncStorageStore('outbox'),
+      connectivity: manualConnectivity('online'),
+    });
+    clients.push(online);
+    await online.outbox.flush();
+    expect(await online.outbox.size()).toBe(0);
+    expect(
+      server.requests.map((request) => [request.url, request.body, request.headers['idempotency-key']]),
+    ).toEqual([['/v1/sync', '{"n":1}', stored!.idempotencyKey]]);
+    expect(JSON.parse(storage.get('outbox')!)).toEqual([]);
+  });
+});
+
+interface NodeRecipe {
+  billing: FailoverClient;
+  recordUsage(usage: { eventId: string; accountId: string; units: number }): Promise<string>;
+  balance(accountId: string): Promise<number | undefined>;
+}
+
+describe('the Node recipe of docs/recipes.md, against a real server and a real SQLite file', () => {
+  const loopback = useLoopback();
+  let file = '';
+  const clients: FailoverClient[] = [];
+  const signalListeners = process.listeners('SIGTERM');
+  const token = process.env.BILLING_TOKEN;
+
+  beforeEach(() => {
+    // A file of its own for each test: one test's leftovers cannot pass for another's.
+    file = join(dir, `billing-outbox-${++copies}.db`);
+    process.env.BILLING_TOKEN = 'test-token';
+  });
+  afterEach(async () => {
+    for (const client of clients.splice(0)) await client.close();
+    // The recipe's `process.once('SIGTERM', ...)`: leave the worker's listeners as they were.
+    for (const listener of process.listeners('SIGTERM'))
+      if (!signalListeners.includes(listener)) process.off('SIGTERM', listener);
+    if (token === undefined) delete process.env.BILLING_TOKEN;
+    else process.env.BILLING_TOKEN = token;
+  });
+
+  /** The recipe with its origin made `url` (`http:`, with `allowInsecure`) and its file made this test's. */
+  function recipeFor(url: string): string {
+    const code = swap(
+      recipes.node,
+      `url: 'https://billing.example.com'`,
+      `url: '${url}', allowInsecure: true`,
+    );
+    return swap(code, `'./var/billing-outbox.db'`, JSON.stringify(file));
+  }
+
+  /** Runs a fresh copy of the recipe (a new process, as far as failwise can tell) against `url`. */
+  async function start(url: string): Promise<NodeRecipe> {
+    const recipe = (await import(writeModule(recipeFor(url)))) as NodeRecipe;
+    clients.push(recipe.billing);
+    return recipe;
+  }
+
+  /** What the SQLite file holds now, read through a handle of its own. */
+  async function stored(): Promise<OutboxEntry[]> {
+    const store = nodeEntry.sqliteStore(file);
+    try {
+      return await store.list();
+    } finally {
+      await store.close();
+    }
+  }
+
+  /** A billing API that applies each idempotency key once, and notes what the outbox held when a request came. */
+  async function billingApi() {
+    const applied = new Map<string, string>();
+    const heldAtArrival: OutboxEntry[][] = [];
+    const server = await loopback.serve(({ req, res, body }) => {
+      if (req.method === 'GET') {
+        const known = req.url === '/v1/accounts/acct-7/balance';
+        return void res.writeHead(known ? 200 : 404).end(known ? '{"units":42}' : '{"error":"no account"}');
+      }
+      const key = String(req.headers['idempotency-key']);
+      if (!applied.has(key)) applied.set(key, body);
+      void stored().then((entries) => {
+        heldAtArrival.push(entries);
+        res.writeHead(201, { 'content-type': 'application/json' }).end('{"ok":true}');
+      });
+    });
+    return { server, applied, heldAtArrival };
+  }
+
+  const usage = { eventId: 'evt-1', accountId: 'acct-7', units: 3 };
+
+  it('stores the usage first, applies it once over node:http, and leaves the SQLite file empty', async () => {
+    const { server, applied, heldAtArrival } = await billingApi();
+    const { billing, recordUsage } = await start(server.url);
+
+    expect(await recordUsage(usage)).toBe('succeeded');
+    await billing.close();
+
+    expect([...applied]).toEqual([['usage-evt-1', JSON.stringify(usage)]]);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0]).toMatchObject({
+      method: 'POST',
+      url: '/v1/usage',
+      headers: { authorization: 'Bearer test-token', 'idempotency-key': 'usage-evt-1' },
+    });
+    // In the file before it was sent (CONTRACT rule 10), without the token that `auth` added.
+    expect(heldAtArrival).toHaveLength(1);
+    expect(heldAtArrival[0]).toMatchObject([
+      { idempotencyKey: 'usage-evt-1', status: 'pending', attempts: 1, request: { path: '/v1/usage' } },
+    ]);
+    expect(heldAtArrival[0]![0]!.request.headers).not.toHaveProperty('authorization');
+    expect(await stored()).toEqual([]);
+  });
+
+  it('keeps the usage in the file while the API is down, and sends it once after a restart', async () => {
+    const down = await start(`http://127.0.0.1:${await closedPort()}`);
+    expect(await down.recordUsage(usage)).toBe('deferred');
+    await down.billing.close();
+    // Three attempts, each refused before anything was sent (`connect`, as node:http tells).
+    const [entry] = await stored();
+    expect(entry).toMatchObject({ idempotencyKey: 'usage-evt-1', status: 'pending', attempts: 3 });
+    expect(entry!.failures.map((failure) => [failure.class, failure.requestSent])).toEqual([
+      ['connect', 'no'],
+      ['connect', 'no'],
+      ['connect', 'no'],
+    ]);
+
+    // The next start, with the API back: the outbox resumes what the file holds.
+    const { server, applied } = await billingApi();
+    const { billing } = await start(server.url);
+    await billing.outbox.flush(); // now, rather than after the entry's 40 s backoff
+    await billing.close();
+
+    expect([...applied]).toEqual([['usage-evt-1', JSON.stringify(usage)]]);
+    expect(server.requests[0]?.headers).toMatchObject({ authorization: 'Bearer test-token' });
+    expect(await stored()).toEqual([]);
+  });
+
+  it('reads interactively: the balance when the API has it, undefined when it refuses', async () => {
+    const { server } = await billingApi();
+    const { balance } = await start(server.url);
+    expect(await balance('acct-7')).toBe(42);
+    expect(await balance('acct-8')).toBeUndefined();
+    expect(server.requests.map((request) => [request.method, request.url])).toEqual([
+      ['GET', '/v1/accounts/acct-7/balance'],
+      ['GET', '/v1/accounts/acct-8/balance'], // a 404 is not retried
+    ]);
+  });
+
+  it('closes on SIGTERM, so that a process holding queued work exits by itself, the work kept in the file', async () => {
+    // The recipe in a Node process of its own, failwise imported from the sources, with the API down: its
+    // usage is deferred, and the outbox's 40 s backoff timer would keep the process alive but for close().
+    let code = swap(
+      recipeFor(`http://127.0.0.1:${await closedPort()}`),
+      `from 'failwise';`,
+      `from ${JSON.stringify(join(root, 'src/index.node.ts'))};`,
+    );
+    code = swap(code, `from 'failwise/node';`, `from ${JSON.stringify(join(root, 'src/node.ts'))};`);
+    const recipe = writeModule(code);
+    const driver = writeModule(
+      `const { recordUsage } = await import(${JSON.stringify(recipe)});\n` +
+        `console.log(JSON.stringify(await recordUsage(${JSON.stringify(usage)})));\n`,
+    );
+    const child = spawn(process.execPath, ['--import', 'tsx', driver], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, BILLING_TOKEN: 'test-token' },
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const printed = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('\n')) resolve(out.trim());
+      });
+      void exited.then(() => reject(new Error(`the recipe process ended early: ${stderr}`)));
+    });
+    expect(printed).toBe('"deferred"');
+    expect(child.exitCode).toBeNull(); // still running: the outbox holds a timer for the queued usage
+
+    child.kill('SIGTERM');
+    const guard = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const end = await exited;
+    clearTimeout(guard);
+    // Exited by itself with code 0: not killed by the signal (the recipe handles it) nor by the guard.
+    expect(end).toEqual({ code: 0, signal: null });
+    expect(await stored()).toMatchObject([{ idempotencyKey: 'usage-evt-1', status: 'pending', attempts: 3 }]);
+  }, 30_000);
+});
