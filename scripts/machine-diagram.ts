@@ -62,10 +62,18 @@ export function toMermaid(machine: AnyStateMachine): string {
     if (graph.children.length === 0 && node.path.length > 1)
       out.push(`${pad}state "${node.key}" as ${id(node)}`);
     if (node.type === 'final') out.push(`${pad}${id(node)} --> [*]`);
+    // A transition on the root applies in every state: drawn from each top-level state that is not final
+    // (the root itself is not a state in the diagram).
+    const sources = node.parent
+      ? [node]
+      : Object.values(node.states as Record<string, AnyStateNode>).filter((child) => child.type !== 'final');
     for (const [eventType, transitions] of node.transitions) {
       for (const t of transitions) {
         for (const target of t.target ?? []) {
-          out.push(`${pad}${id(node)} --> ${id(target)}: ${eventLabel(eventType, delays)}${edgeNote(t)}`);
+          for (const source of sources) {
+            if (source === target) continue;
+            out.push(`${pad}${id(source)} --> ${id(target)}: ${eventLabel(eventType, delays)}${edgeNote(t)}`);
+          }
         }
       }
     }

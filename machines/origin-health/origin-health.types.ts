@@ -5,7 +5,7 @@ import type { Policy } from '../../src/policy/policy.js';
 /** One origin as the health machine sees it. The first of the list is the primary; the rest are backups, in order. */
 export interface HealthOrigin {
   id: string;
-  /** `reads`: never sent a write (GET, HEAD, OPTIONS and requests declared idempotent only). */
+  /** `reads`: never sent a write (only GET, HEAD, OPTIONS and TRACE go to it). */
   accepts: 'all' | 'reads';
 }
 

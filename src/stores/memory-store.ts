@@ -14,7 +14,7 @@ import {
  * `indexedDbStore` (browsers) to keep it across restarts.
  *
  * @remarks
- * Entries are kept as `structuredClone` copies, in and out, so a caller that mutates an entry it gave or
+ * Entries are kept as deep copies (`copyEntry`), in and out, so a caller that mutates an entry it gave or
  * got changes nothing stored. The lease is only shared by clients given this same store object.
  *
  * @example
