@@ -104,7 +104,7 @@ export async function main(
   else {
     io.stdout(`\n${summaryTable(report)}\n\n`);
     io.stdout(
-      `${report.scenarios.length} scenarios: ${report.passed} passed, ${report.failed} failed, ` +
+      `${report.scenarios.length} scenario${report.scenarios.length === 1 ? '' : 's'}: ${report.passed} passed, ${report.failed} failed, ` +
         `in ${formatMs(report.realMs)}\n`,
     );
     if (reportPath !== undefined) io.stdout(`report: ${reportPath}\n`);

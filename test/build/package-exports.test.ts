@@ -91,4 +91,22 @@ describe('the published package', () => {
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).
     expect(entries['fetchTransport']).toBe('undiciFetchTransport');
   });
+
+  it('ships the failwise-drill command: it runs a scenario from the build, with no dev dependency', () => {
+    const bin = (pkg as unknown as { bin: Record<string, string> }).bin['failwise-drill'];
+    expect(bin).toBe('./dist/src/drill/bin.js');
+    const command = join(installed, bin!);
+    expect(readFileSync(command, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    const list = execFileSync(process.execPath, [command, '--list'], {
+      cwd: join(work, 'app'),
+      encoding: 'utf8',
+    });
+    expect(list).toMatch(/^response-timeout\s/m);
+    const run = execFileSync(process.execPath, [command, '--scenario', 'response-timeout', '--no-report'], {
+      cwd: join(work, 'app'),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    expect(run).toContain('1 scenario: 1 passed, 0 failed');
+  });
 });
