@@ -13,6 +13,7 @@ import type { DecisionEvent } from '../runtime/decision-events.js';
 import type { FailoverRequest } from '../runtime/prepare-request.js';
 import type { Outcome } from '../policy/outcome.js';
 import { drillNetwork } from './drill-network.js';
+import { seededRandom } from './seeded-random.js';
 import { startDrillOrigin, type Behaviour, type DrillOrigin } from './drill-origin.js';
 import type { DrillCheck, TimelineEvent } from './drill-report.js';
 
@@ -66,18 +67,6 @@ export interface DrillRecording {
 
 /** How long a scenario may run in simulated time before `drive` gives up on it. */
 const DRIVE_LIMIT_MS = 3_600_000;
-
-/** mulberry32: a small seeded generator in [0, 1). */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 export function outcomeLabel(outcome: Outcome): string {
   if (outcome.status === 'failed') return `failed ${outcome.reason}`;

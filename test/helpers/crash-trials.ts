@@ -28,23 +28,12 @@ import { build } from 'esbuild';
 import { OUTBOX_LEASE_TTL_MS } from '../../src/runtime/outbox-runner.js';
 import type { OutboxEntry } from '../../src/stores/outbox-store.js';
 import { sqliteStore } from '../../src/stores/sqlite-store.js';
+import { seededRandom } from '../../src/drill/seeded-random.js';
 
 export const DEFAULT_FIXTURE = fileURLToPath(new URL('../fixtures/durable-writer.ts', import.meta.url));
 
 // ---------------------------------------------------------------------------------------------------------
 // Seeded randomness
-
-/** mulberry32: a small, fast, seedable PRNG; returns floats in [0, 1). */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** FNV-1a of a string: derives independent seeds from the run's seed and a name. */
 function hash(text: string): number {
@@ -54,7 +43,7 @@ function hash(text: string): number {
 }
 
 /** One draw from a PRNG seeded by `parts`: the same parts always give the same number. */
-const drawFor = (...parts: Array<string | number>) => mulberry32(hash(parts.join(':')))();
+const drawFor = (...parts: Array<string | number>) => seededRandom(hash(parts.join(':')))();
 
 const intBetween = (random: () => number, min: number, max: number) =>
   min + Math.floor(random() * (max - min + 1));
@@ -554,7 +543,7 @@ interface ChainOptions {
 /** One SQLite file and origin: `kills` killed runs, then a run that must drain; then the checks. */
 async function runChain(index: number, kills: number, options: ChainOptions): Promise<Tally> {
   const { seed, childLimitMs, faultRates, log } = options;
-  const random = mulberry32(hash(`${seed}:chain:${index}`));
+  const random = seededRandom(hash(`${seed}:chain:${index}`));
   const name = `chain ${index}`;
   const path = join(options.dir, `chain-${index}.db`);
   const origin = await startDedupingOrigin((payload, n) => {
