@@ -142,7 +142,8 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
         origin: id,
         at,
         method,
-        path,
+        // The report is shared like a log: no query string in it either (CONTRACT rule 9).
+        path: path.split('?')[0]!,
         reply,
         applied,
         probe,
