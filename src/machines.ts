@@ -5,6 +5,8 @@ export type {
   AttemptOutput,
   ChooseOriginInput,
   ChooseOriginOutput,
+  ClaimRetryInput,
+  ClaimRetryOutput,
   ReconcileInput,
   ReconcileOutput,
   RefreshAuthInput,

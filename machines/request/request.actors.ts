@@ -3,6 +3,8 @@ import type {
   AttemptInput,
   AttemptOutput,
   ChooseOriginInput,
+  ClaimRetryInput,
+  ClaimRetryOutput,
   ChooseOriginOutput,
   ReconcileInput,
   ReconcileOutput,
@@ -26,6 +28,8 @@ export const requestActors = {
   chooseOrigin: fromPromise<ChooseOriginOutput, ChooseOriginInput>(({ input }) =>
     Promise.resolve({ origin: input.origins[0] }),
   ),
+  /** Asks the client-wide retry budget for a slot before a retry (`policy.retryBudget`). The default grants it. */
+  claimRetry: fromPromise<ClaimRetryOutput, ClaimRetryInput>(() => Promise.resolve({ granted: true })),
   /** Refreshes credentials after a 401 (CONTRACT rule 3). The default fails: no auth configured. */
   refreshAuth: fromPromise<RefreshAuthOutput, RefreshAuthInput>(() =>
     Promise.reject(new Error('requestMachine: no `refreshAuth` actor provided')),

@@ -1,7 +1,13 @@
 import { isRetryableFailure } from '../../src/policy/retryable.js';
 import { mayReplay } from '../../src/policy/methods.js';
+import { isMendable } from '../../src/policy/mendable.js';
 import type { Failure } from '../../src/policy/failure.js';
-import type { ChooseOriginOutput, ReconcileOutput, RequestMachineContext } from './request.types.js';
+import type {
+  ChooseOriginOutput,
+  ClaimRetryOutput,
+  ReconcileOutput,
+  RequestMachineContext,
+} from './request.types.js';
 
 /**
  * The request machine's questions, as pure functions of its context, so that they can be tested
@@ -49,6 +55,8 @@ export const requestGuards = {
     );
   },
   canReconcile: ({ context }: GuardArgs) => context.canReconcile,
+  /** The client-wide retry budget has a slot for this retry (`policy.retryBudget`). */
+  isRetryGranted: ({ event }: { event: unknown }) => outputOf<ClaimRetryOutput>(event).granted,
   hasAttemptsLeft: ({ context }: GuardArgs) => context.attempts < context.policy.attempts.max,
   /** The server's Retry-After is longer than the policy will wait or than the budget has left (rule 5). */
   retryAfterExceedsBudget: ({ context }: GuardArgs) => context.plan?.kind === 'retry-after-exceeds-budget',
@@ -57,11 +65,7 @@ export const requestGuards = {
   /** Durable work goes to the outbox where interactive work would fail. */
   isDeferrable: ({ context }: GuardArgs) => context.deferrable,
   /** The reason is one that time or connectivity can mend, so the outbox may try again later. */
-  canWaitInOutbox: ({ context }: GuardArgs) =>
-    context.reason === 'offline' ||
-    context.reason === 'attempts-exhausted' ||
-    context.reason === 'retry-after-exceeds-budget' ||
-    context.reason === 'budget-exhausted',
+  canWaitInOutbox: ({ context }: GuardArgs) => isMendable(context.reason),
   /** A write that may have reached its origin stays on it (rules 2 and 7). */
   isPinnedToOrigin: ({ context }: GuardArgs) => context.pinned && context.origin !== undefined,
   /** `chooseOrigin` named an origin. */

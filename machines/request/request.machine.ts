@@ -181,7 +181,7 @@ export const requestMachine = setup({
             { guard: 'isDeviceOffline', ...giveUp('offline') },
             { guard: not('hasAttemptsLeft'), ...giveUp('attempts-exhausted') },
             { guard: 'retryAfterExceedsBudget', ...giveUp('retry-after-exceeds-budget') },
-            { guard: 'fitsInBudget', target: 'backingOff' },
+            { guard: 'fitsInBudget', target: 'claimingRetry' },
             giveUp('budget-exhausted'),
           ],
         },
@@ -191,6 +191,16 @@ export const requestMachine = setup({
             { guard: and(['isDeferrable', 'canWaitInOutbox']), target: '#request.deferred' },
             { target: '#request.failed' },
           ],
+        },
+        claimingRetry: {
+          description: 'Asks the client-wide retry budget for a slot; without one the request ends at once.',
+          invoke: {
+            id: 'claimRetry',
+            src: 'claimRetry',
+            input: ({ context }) => ({ requestId: context.requestId, attempt: context.attempts }),
+            onDone: [{ guard: 'isRetryGranted', target: 'backingOff' }, giveUp('retry-budget-exhausted')],
+            onError: giveUp('retry-budget-exhausted'),
+          },
         },
         backingOff: {
           description: 'Waits the backoff (at least the Retry-After) before the next attempt.',

@@ -58,6 +58,18 @@ export type AttemptOutput = TransportResult & {
   authGeneration?: number | undefined;
 };
 
+/** What the `claimRetry` actor gets: the request that wants to retry after attempt `attempt`. */
+export interface ClaimRetryInput {
+  requestId: string;
+  attempt: number;
+}
+
+/** Whether the client-wide retry budget lets this request retry now. */
+export interface ClaimRetryOutput {
+  granted: boolean;
+  at?: number | undefined;
+}
+
 export interface ChooseOriginInput {
   requestId: string;
   origins: readonly string[];

@@ -8,6 +8,7 @@ export const defaultPolicy: Policy = {
   backoff: { initialMs: 200, maxMs: 5_000, multiplier: 2, jitter: 'full' },
   retryableStatuses: [408, 429, 502, 503, 504],
   retryAfter: { maxMs: 60_000 },
+  retryBudget: { percent: 20, minConcurrency: 3 },
   idempotency: { header: 'Idempotency-Key' },
   attemptHeader: false,
   health: {

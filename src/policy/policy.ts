@@ -76,6 +76,20 @@ export interface Policy {
      */
     maxMs: number;
   };
+  /**
+   * A client-wide cap on retries, after Envoy's retry budget: a request may begin retrying only while the
+   * requests retrying (from their first retry until they end) are fewer than `percent` of the requests in
+   * progress, or than `minConcurrency`, whichever is more. Otherwise it ends at once with
+   * `retry-budget-exhausted`. During an outage, this is what keeps many requests from tripling the load on
+   * the origin; a lone request still gets its retries. The one more attempt after an auth refresh (rule 3) is
+   * not a retry.
+   */
+  retryBudget: {
+    /** @default 20 */
+    percent: number;
+    /** @default 3 */
+    minConcurrency: number;
+  };
   idempotency: {
     /**
      * The header that carries the idempotency key (IETF httpapi draft "The Idempotency-Key HTTP Header Field").

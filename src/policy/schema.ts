@@ -127,6 +127,12 @@ export const policyInputSchema = group({
     ),
   ),
   retryAfter: z.optional(group({ maxMs: waitMs })),
+  retryBudget: z.optional(
+    group({
+      percent: z.optional(number(z.gte(0), z.lte(100))),
+      minConcurrency: z.optional(integer(z.gte(0), 1000)),
+    }),
+  ),
   idempotency: z.optional(group({ header: z.optional(headerName) })),
   attemptHeader: z.optional(z.union([headerName, z.literal(false)], withMessages)),
   health: z.optional(

@@ -28,6 +28,7 @@ import {
 } from './prepare-request.js';
 import { redactEvent } from './redact.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
+import { createRetrySlots } from './retry-slots.js';
 import { validateClientOptions } from './validate-client-options.js';
 
 export type { ClientOutbox };
@@ -89,6 +90,7 @@ function createClient(
   const originsById = new Map(origins.map((origin) => [origin.id, origin]));
   const store: OutboxStore = options.store ?? memoryStore();
   const inFlight = new Map<string, InFlight>();
+  const retrySlots = createRetrySlots(policy.retryBudget);
   let requests = 0;
   let closed = false;
 
@@ -141,6 +143,9 @@ function createClient(
         Promise.resolve(
           stamp({ origin: monitor.choose(!isSafeMethod(inFlight.get(requestId)!.prepared.method)) }),
         ),
+      // Every request in progress (durable sends included) counts toward the retry budget's share.
+      claimRetry: ({ requestId }) =>
+        Promise.resolve(stamp({ granted: retrySlots.claim(requestId, inFlight.size) })),
       refreshAuth: auth && (async ({ authGeneration }) => (await auth.refresh(authGeneration), stamp({}))),
       reconcile:
         reconcile &&
@@ -316,6 +321,8 @@ function createClient(
     } finally {
       signal?.removeEventListener('abort', cancel);
       inFlight.delete(requestId);
+      // A request that began retrying holds its slot until it ends.
+      retrySlots.release(requestId);
     }
   }
 

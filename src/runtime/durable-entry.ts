@@ -1,27 +1,13 @@
 import type { SendResult } from '../../machines/outbox/outbox.types.js';
 import type { RequestMachineOutput } from '../../machines/request/request.types.js';
-import type { Failure, FailReason } from '../policy/failure.js';
+import type { Failure } from '../policy/failure.js';
 import { isWrite } from '../policy/methods.js';
+import { isMendable } from '../policy/mendable.js';
 import type { OutboxEntry } from '../stores/outbox-store.js';
 import type { PreparedRequest } from './prepare-request.js';
 
 /** A request run's output, as the client gets it: never `deferred` (the outbox decides that). */
 export type RunOutput = Exclude<RequestMachineOutput, { status: 'deferred' }>;
-
-/**
- * Why a send may be tried again later: time, connectivity or failback can mend these. Any other end
- * (`not-retryable`, `unauthorized`, `unsafe-to-replay`) dead-letters the entry.
- */
-const MENDABLE: ReadonlySet<FailReason> = new Set<FailReason>([
-  'attempts-exhausted',
-  'budget-exhausted',
-  'retry-after-exceeds-budget',
-  'offline',
-  'no-healthy-origin',
-  'cancelled',
-]);
-
-export const isMendable = (reason: FailReason) => MENDABLE.has(reason);
 
 /** The outbox entry of a durable request, written before its first attempt (CONTRACT rule 10). */
 export function entryOf(prepared: PreparedRequest, id: string, now: number): OutboxEntry {

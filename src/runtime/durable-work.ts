@@ -9,7 +9,8 @@ import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { DecisionEvent } from './decision-events.js';
-import { entryOf, isMendable, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
+import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
+import { isMendable } from '../policy/mendable.js';
 import { createOutboxRunner } from './outbox-runner.js';
 import type { PreparedRequest } from './prepare-request.js';
 

@@ -5,6 +5,8 @@ import type {
   AttemptOutput,
   ChooseOriginInput,
   ChooseOriginOutput,
+  ClaimRetryInput,
+  ClaimRetryOutput,
   ReconcileInput,
   ReconcileOutput,
   RefreshAuthInput,
@@ -19,6 +21,7 @@ import type { Clock } from '../clock/clock.js';
 export interface RequestEffects {
   transport(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput>;
   chooseOrigin?: ((input: ChooseOriginInput, signal: AbortSignal) => Promise<ChooseOriginOutput>) | undefined;
+  claimRetry?: ((input: ClaimRetryInput, signal: AbortSignal) => Promise<ClaimRetryOutput>) | undefined;
   refreshAuth?: ((input: RefreshAuthInput, signal: AbortSignal) => Promise<RefreshAuthOutput>) | undefined;
   reconcile?: ((input: ReconcileInput, signal: AbortSignal) => Promise<ReconcileOutput>) | undefined;
 }

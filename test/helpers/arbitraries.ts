@@ -22,6 +22,10 @@ export const policyArb: fc.Arbitrary<PolicyInput> = fc
     ),
     retryableStatuses: fc.subarray([408, 409, 425, 429, 500, 502, 503, 504]),
     retryAfterMaxMs: fc.integer({ min: 0, max: 100_000 }),
+    retryBudget: fc.record({
+      percent: fc.integer({ min: 0, max: 100 }),
+      minConcurrency: fc.integer({ min: 0, max: 3 }),
+    }),
   })
   .map((p) => {
     const attemptMs = Math.max(1, Math.floor(p.budgetMs * p.attemptShare));
@@ -37,6 +41,7 @@ export const policyArb: fc.Arbitrary<PolicyInput> = fc
       },
       retryableStatuses: p.retryableStatuses,
       retryAfter: { maxMs: p.retryAfterMaxMs },
+      retryBudget: p.retryBudget,
     };
   });
 

@@ -1,7 +1,13 @@
 import { createActor, fromPromise, toPromise, type InspectionEvent } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { requestMachine } from '../../src/machines.js';
-import type { AttemptInput, AttemptOutput, RequestMachineInput } from '../../src/machines.js';
+import type {
+  AttemptInput,
+  AttemptOutput,
+  ChooseOriginOutput,
+  ClaimRetryOutput,
+  RequestMachineInput,
+} from '../../src/machines.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
 
@@ -100,10 +106,17 @@ describe('requestMachine embedded without the client', () => {
 });
 
 describe('requestMachine with deferrable (durable) input', () => {
-  const run = async (result: AttemptOutput) => {
+  const run = async (
+    result: AttemptOutput,
+    more: { claimRetry?: ClaimRetryOutput; chooseOrigin?: ChooseOriginOutput } = {},
+  ) => {
     const clock = simulatedClock();
     const machine = requestMachine.provide({
-      actors: { transport: fromPromise<AttemptOutput, AttemptInput>(async () => result) },
+      actors: {
+        transport: fromPromise<AttemptOutput, AttemptInput>(async () => result),
+        ...(more.claimRetry && { claimRetry: fromPromise(async () => more.claimRetry!) }),
+        ...(more.chooseOrigin && { chooseOrigin: fromPromise(async () => more.chooseOrigin!) }),
+      },
     });
     const actor = createActor(machine, {
       input: input({ deferrable: true, write: true, idempotencyKey: 'k' }),
@@ -132,6 +145,17 @@ describe('requestMachine with deferrable (durable) input', () => {
       status: 'deferred',
       reason: 'attempts-exhausted',
       attempts: 3,
+    });
+    const unavailable: AttemptOutput = { kind: 'response', response: new Response(null, { status: 503 }) };
+    expect(await run(unavailable, { claimRetry: { granted: false } })).toMatchObject({
+      status: 'deferred',
+      reason: 'retry-budget-exhausted',
+      attempts: 1,
+    });
+    expect(await run(unavailable, { chooseOrigin: { origin: undefined } })).toMatchObject({
+      status: 'deferred',
+      reason: 'no-healthy-origin',
+      attempts: 0,
     });
   });
 

@@ -195,6 +195,16 @@ describe('definePolicy', () => {
         'policy.retryAfter.maxMs: expected a number >= 0, got -1',
       ],
       [
+        'retryBudget.percent',
+        { retryBudget: { percent: 101 } },
+        'policy.retryBudget.percent: expected a number <= 100, got 101',
+      ],
+      [
+        'retryBudget.minConcurrency',
+        { retryBudget: { minConcurrency: 1.5 } },
+        'policy.retryBudget.minConcurrency: expected an integer, got 1.5',
+      ],
+      [
         'idempotency.header',
         { idempotency: { header: 'Idempotency Key' } },
         'policy.idempotency.header: expected an HTTP header name, got "Idempotency Key"',

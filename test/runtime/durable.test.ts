@@ -99,6 +99,16 @@ describe('lifetime: durable', () => {
     expect(keyOf(h.transport.calls[1]!.headers)).toBe(entry!.idempotencyKey);
   });
 
+  it('is deferred, not failed, when the retry budget refuses it a retry: a busier moment may give it one', async () => {
+    const h = harness([{ reply: respond(503) }, { reply: respond(201) }], {
+      policy: { retryBudget: { percent: 0, minConcurrency: 0 } },
+    });
+    const outcome = await settled(h, h.client.request(order));
+    expect(outcome).toMatchObject({ status: 'deferred', reason: 'retry-budget-exhausted' });
+    const [entry] = await h.client.outbox.list();
+    expect(entry).toMatchObject({ status: 'pending', attempts: 1 });
+  });
+
   it('is deferred, not failed, when the server asks it to wait longer than its budget, carrying its key, attempts and failures', async () => {
     const h = harness([{ reply: respond(503, { 'retry-after': '120' }) }, { reply: respond(201) }], {
       policy: { durable: { initialMs: 1_000 } },

@@ -5,12 +5,13 @@ import { expiredToken } from './expired-token.js';
 import { rateLimitedNoRetryAfter } from './rate-limited-no-retry-after.js';
 import { rateLimitedRetryAfter } from './rate-limited-retry-after.js';
 import { responseTimeout } from './response-timeout.js';
+import { retryStorm } from './retry-storm.js';
 import { unavailableNoRetryAfter } from './unavailable-no-retry-after.js';
 import { unavailableRetryAfter } from './unavailable-retry-after.js';
 import { writeTimeoutNoKey } from './write-timeout-no-key.js';
 import { writeTimeoutWithKey } from './write-timeout-with-key.js';
 
-/** Failures one request meets: transport faults, unknown write outcomes, auth, overload. */
+/** Failures one request meets: transport faults, unknown write outcomes, auth, overload, many requests at once. */
 export const requestScenarios: readonly DrillScenario[] = [
   dnsFailure,
   connectionRefused,
@@ -22,4 +23,5 @@ export const requestScenarios: readonly DrillScenario[] = [
   rateLimitedNoRetryAfter,
   unavailableRetryAfter,
   unavailableNoRetryAfter,
+  retryStorm,
 ];
