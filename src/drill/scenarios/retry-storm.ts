@@ -43,7 +43,7 @@ export const retryStorm: DrillScenario = {
     drill.check(
       'each of those ended when its first attempt did, with no wait',
       fastEnds.every((event) => event.elapsedMs === 0 && event.attempt === 1),
-      fastEnds.map((event) => `attempt ${event.attempt} at ${event.elapsedMs} ms`).join(', '),
+      `latest end: attempt ${Math.max(...fastEnds.map((e) => e.attempt))} at ${Math.max(...fastEnds.map((e) => e.elapsedMs))} ms`,
     );
     drill.expectEqual(
       `the origin saw ${READS} requests plus ${attempts.max - 1} per read that retried: at most ${READS + slots * (attempts.max - 1)}, not ${READS * attempts.max}`,
