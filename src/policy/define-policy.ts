@@ -3,6 +3,7 @@ import { defaultPolicy } from './defaults.js';
 import type { Policy, PolicyInput } from './policy.js';
 import { describeValue, policyInputSchema } from './schema.js';
 import { toDotPath, toPolicyIssues } from './zod-issues.js';
+import { isRecord } from './is-record.js';
 
 /** Options of `definePolicy`. */
 export interface DefinePolicyOptions {
@@ -115,7 +116,3 @@ const limits: Readonly<Record<string, string>> = {
 /** The value at `keys` in an object, or `undefined`. */
 const read = (value: unknown, keys: readonly PropertyKey[]): unknown =>
   keys.reduce<unknown>((parent, key) => (isRecord(parent) ? parent[key as string] : undefined), value);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}

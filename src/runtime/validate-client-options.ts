@@ -2,6 +2,7 @@ import { definePolicy } from '../policy/define-policy.js';
 import type { Policy } from '../policy/policy.js';
 import { PolicyError, type PolicyIssue } from '../errors/policy-error.js';
 import type { FailoverClientOptions, OriginConfig } from './client-options.js';
+import { isRecord } from '../policy/is-record.js';
 
 export interface ResolvedOrigin extends Required<OriginConfig> {
   /** The URL without a trailing slash, ready to join with a path. */
@@ -31,9 +32,6 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   outboxOwner: null,
 };
 const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts)$/;
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /**
  * Checks every option of `createFailoverClient` and reports all bad fields at once, by path, in one

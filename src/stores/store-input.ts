@@ -1,5 +1,6 @@
 import { FailwiseError } from '../errors/failwise-error.js';
 import type { OutboxEntry } from './outbox-store.js';
+import { isRecord } from '../policy/is-record.js';
 
 /*
  * The checks every store makes on what it is given, so that all stores refuse the same bad input with the
@@ -18,9 +19,6 @@ const got = (value: unknown): string =>
         : typeof value === 'number' || typeof value === 'boolean' || typeof value === 'undefined'
           ? `got ${String(value)}`
           : `got a ${typeof value}`;
-
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const isFiniteNumber = (value: unknown): value is number =>
   typeof value === 'number' && Number.isFinite(value);
