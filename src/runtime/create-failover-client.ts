@@ -112,9 +112,15 @@ function createClient(
     for (const entry of inFlight.values()) entry.running?.connectivity(hint);
   });
 
+  // What the machines hold in their context. The Stately browser inspector's default serializer writes into
+  // an object with more than 10 keys for a moment; the policy is frozen, so an inspected client's machines
+  // get a shallow copy (same values) that the serializer may write into.
+  const inspectable = (p: Policy): Policy => (options.inspect === undefined ? p : { ...p });
+  const machinePolicy = inspectable(policy);
+
   const monitor = createHealthMonitor({
     origins,
-    policy,
+    policy: machinePolicy,
     clock,
     connectivity,
     inspect: options.inspect,
@@ -162,7 +168,7 @@ function createClient(
   const durable = createDurableWork({
     store,
     clock,
-    policy,
+    policy: machinePolicy,
     connectivity,
     inspect: options.inspect,
     owner: options.outboxOwner ?? generateKey(),
@@ -303,7 +309,7 @@ function createClient(
           origins: origins.map((origin) => origin.id),
           write: prepared.write,
           idempotencyKey: prepared.idempotencyKey,
-          policy: runPolicy,
+          policy: inspectable(runPolicy),
           budgetMs: prepared.deadlineMs ?? runPolicy.budgetMs,
           startedAt: clock.now(),
           canRefreshAuth: !!auth,

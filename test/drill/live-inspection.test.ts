@@ -603,20 +603,16 @@ describe.skipIf(chromiumSkipReason !== undefined)(
       },
     });
 
-    it('throws on the frozen policy and loses the machines, and cuts objects after their tenth key', async () => {
+    it("gets every machine (the policy is frozen, the machines hold a copy), cut after each object's tenth key", async () => {
       const { received, errors } = await inspectInChromium(harness);
-      // The first object-valued section of the policy past its tenth key is where the write fails.
+      expect(errors).toEqual([]);
+      const { request } = expectTheThreeMachines(received);
+      expect(request.snapshots.at(-1)).toMatchObject({ value: 'succeeded', status: 'done' });
+      // The policy's sections past its tenth key arrive as "[...]".
       const cut = Object.entries(defaultPolicy).find(
         ([, value], i) => i >= 10 && typeof value === 'object',
       )![0];
-      expect(errors).toContain(
-        `pageerror: Cannot assign to read only property '${cut}' of object '#<Object>'`,
-      );
-      const actors = received.flatMap((m) => (m.type === '@xstate.actor' ? [m.name] : []));
-      expect(actors).not.toContain('request');
-      expect(actors).not.toContain('originHealth');
-      expect(actors).not.toContain('outbox');
-      expect(JSON.stringify(received)).toContain('"[...]"');
+      expect(JSON.stringify(received)).toContain(`"${cut}":"[...]"`);
     });
   },
 );
