@@ -11,7 +11,8 @@ import type {
   TimelineServed,
   TimelineWait,
 } from '../../src/drill/drill-report.js';
-import { renderHtmlReport, tickLabel, tickStepMs } from '../../src/drill/html-report.js';
+import { renderHtmlReport } from '../../src/drill/html-report.js';
+import { tickLabel, tickStepMs } from '../../src/drill/html-timeline.js';
 
 // The drill's HTML report, rendered from hand-built reports: one element per attempt, request seen, health
 // band, wait and mark; every string escaped; nothing that could make the page fetch anything.
