@@ -1,7 +1,8 @@
 /**
  * `failwise-drill` (`npm start`): runs the failover test plan against real origins on 127.0.0.1 and prints
  * what the policy decided, what the origins saw and a verdict per scenario; writes a self-contained HTML
- * report. Exit code 0 when every scenario passed, 1 when one failed, 2 for a bad argument.
+ * report. Exit code 0 when every scenario passed, 1 when one failed, 2 for a bad argument or a report that
+ * could not be written.
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -95,10 +96,18 @@ export async function main(
   });
 
   let reportPath: string | undefined;
+  let reportFailed = false;
   if (!args['no-report']) {
-    reportPath = resolve(args.report);
-    await mkdir(dirname(reportPath), { recursive: true });
-    await writeFile(reportPath, renderHtmlReport(report));
+    const path = resolve(args.report);
+    try {
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, renderHtmlReport(report));
+      reportPath = path;
+    } catch (error) {
+      // The verdicts still count: print them, then say the report is missing.
+      reportFailed = true;
+      io.stderr(`failwise-drill: could not write the report to ${path}: ${(error as Error).message}\n`);
+    }
   }
   if (args.json) io.stdout(`${JSON.stringify(report, null, 2)}\n`);
   else {
@@ -109,5 +118,5 @@ export async function main(
     );
     if (reportPath !== undefined) io.stdout(`report: ${reportPath}\n`);
   }
-  return report.failed > 0 ? 1 : 0;
+  return report.failed > 0 ? 1 : reportFailed ? 2 : 0;
 }

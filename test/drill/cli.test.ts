@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -92,6 +92,25 @@ describe('failwise-drill (npm start)', () => {
     const listed = [...section.matchAll(/^\| `([a-z0-9-]+)` /gm)].map((match) => match[1]);
     expect(listed).toEqual(scenarios.map((scenario) => scenario.name));
     expect(readme).toContain(`the failure drill: ${scenarios.length} faults`);
+  });
+
+  it('shows progress on a terminal as one line that rewrites itself', async () => {
+    const { io, err } = captured();
+    await main(['--no-report'], { ...io, isTTY: true }, [passing]);
+    expect(err()).toContain('\r\x1b[2K[1/1] reads-from-primary ...');
+    const line = err().split('\r\x1b[2K').at(-1)!;
+    expect(line).toMatch(/^\[1\/1\] reads-from-primary pass \(\d+ ms simulated, \d+ ms real\)\n$/);
+  });
+
+  it('still prints the verdicts when the report cannot be written, and exits 2 saying why', async () => {
+    const { io, out, err } = captured();
+    const blocked = join(work, 'a-file');
+    writeFileSync(blocked, 'not a directory');
+    const code = await main(['--report', join(blocked, 'report.html')], io, [passing]);
+    expect(code).toBe(2);
+    expect(out()).toMatch(/^reads-from-primary\s.*\spass$/m);
+    expect(out()).not.toContain('report:');
+    expect(err()).toContain(`failwise-drill: could not write the report to ${join(blocked, 'report.html')}:`);
   });
 
   it('--list names every scenario of the plan', async () => {
