@@ -68,6 +68,11 @@ export interface DrillRecording {
 /** How long a scenario may run in simulated time before `drive` gives up on it. */
 const DRIVE_LIMIT_MS = 3_600_000;
 
+/** Attempts the outcome counts; a `deferred` one carries none (0). */
+export function attemptsOf(outcome: Outcome): number {
+  return outcome.status === 'deferred' ? 0 : outcome.attempts;
+}
+
 export function outcomeLabel(outcome: Outcome): string {
   if (outcome.status === 'failed') return `failed ${outcome.reason}`;
   if (outcome.status === 'deferred') return `deferred ${outcome.reason}`;

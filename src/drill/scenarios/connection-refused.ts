@@ -1,4 +1,4 @@
-import { outcomeLabel } from '../drill-harness.js';
+import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 import type { FailoverRequest } from '../../runtime/prepare-request.js';
@@ -31,7 +31,7 @@ export const connectionRefused: DrillScenario = {
 
       drill.expectEqual(
         `the ${name} ends failed attempts-exhausted after 3 attempts`,
-        [outcomeLabel(outcome), 'attempts' in outcome ? outcome.attempts : 0],
+        [outcomeLabel(outcome), attemptsOf(outcome)],
         ['failed attempts-exhausted', 3],
       );
       drill.expectEqual(

@@ -1,9 +1,6 @@
-import { outcomeLabel } from '../drill-harness.js';
+import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
-import type { Outcome } from '../../policy/outcome.js';
-
-const attemptsOf = (outcome: Outcome) => ('attempts' in outcome ? outcome.attempts : 0);
 
 /**
  * The primary's host name does not resolve, so nothing is ever sent to it: even a keyless POST may be sent

@@ -1,4 +1,4 @@
-import { outcomeLabel } from '../drill-harness.js';
+import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
@@ -44,7 +44,7 @@ export const expiredToken: DrillScenario = {
     drill.expectEqual('auth.refresh() was called exactly once', refreshes, 1);
     drill.expectEqual(
       `all ${CONCURRENT} requests succeeded on attempt 2`,
-      outcomes.map((outcome) => `${outcomeLabel(outcome)} ${'attempts' in outcome ? outcome.attempts : 0}`),
+      outcomes.map((outcome) => `${outcomeLabel(outcome)} ${attemptsOf(outcome)}`),
       Array<string>(CONCURRENT).fill('succeeded 2'),
     );
     drill.expectEqual(

@@ -1,4 +1,4 @@
-import { outcomeLabel } from '../drill-harness.js';
+import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
@@ -18,7 +18,7 @@ export const rateLimitedNoRetryAfter: DrillScenario = {
     // What the policy decided.
     drill.expectEqual(
       'succeeded on attempt 2',
-      [outcomeLabel(outcome), 'attempts' in outcome ? outcome.attempts : 0],
+      [outcomeLabel(outcome), attemptsOf(outcome)],
       ['succeeded', 2],
     );
     drill.expectEqual(

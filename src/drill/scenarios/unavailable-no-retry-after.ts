@@ -1,4 +1,4 @@
-import { outcomeLabel } from '../drill-harness.js';
+import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 import type { FailoverRequest } from '../../runtime/prepare-request.js';
@@ -37,7 +37,7 @@ export const unavailableNoRetryAfter: DrillScenario = {
 
       drill.expectEqual(
         `${name}: succeeded on attempt 2`,
-        [outcomeLabel(outcome), 'attempts' in outcome ? outcome.attempts : 0],
+        [outcomeLabel(outcome), attemptsOf(outcome)],
         ['succeeded', 2],
       );
       drill.check(
@@ -65,7 +65,7 @@ export const unavailableNoRetryAfter: DrillScenario = {
     await drill.advance(client.policy.budgetMs);
     drill.expectEqual(
       'keyless POST: failed unsafe-to-replay after 1 attempt',
-      [outcomeLabel(keyless), 'attempts' in keyless ? keyless.attempts : 0],
+      [outcomeLabel(keyless), attemptsOf(keyless)],
       ['failed unsafe-to-replay', 1],
     );
     drill.expectEqual(

@@ -1,4 +1,4 @@
-import { outcomeLabel } from '../drill-harness.js';
+import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
@@ -32,7 +32,7 @@ export const unavailableRetryAfter: DrillScenario = {
     // Retry-After: 3.
     drill.expectEqual(
       'Retry-After 3: succeeded on attempt 2',
-      [outcomeLabel(short), 'attempts' in short ? short.attempts : 0],
+      [outcomeLabel(short), attemptsOf(short)],
       ['succeeded', 2],
     );
     drill.check(
@@ -51,11 +51,7 @@ export const unavailableRetryAfter: DrillScenario = {
     // Retry-After: 30.
     drill.expectEqual(
       'Retry-After 30: failed retry-after-exceeds-budget after 1 attempt, at once',
-      [
-        outcomeLabel(long),
-        'attempts' in long ? long.attempts : 0,
-        long.status === 'failed' ? long.elapsedMs : undefined,
-      ],
+      [outcomeLabel(long), attemptsOf(long), long.status === 'failed' ? long.elapsedMs : undefined],
       ['failed retry-after-exceeds-budget', 1, 0],
     );
     drill.expectEqual(

@@ -1,4 +1,4 @@
-import { outcomeLabel } from '../drill-harness.js';
+import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
@@ -22,7 +22,7 @@ export const writeTimeoutNoKey: DrillScenario = {
     // What the policy decided.
     drill.expectEqual(
       'failed unsafe-to-replay after 1 attempt',
-      [outcomeLabel(outcome), 'attempts' in outcome ? outcome.attempts : 0],
+      [outcomeLabel(outcome), attemptsOf(outcome)],
       ['failed unsafe-to-replay', 1],
     );
     drill.expectEqual(

@@ -1,4 +1,4 @@
-import { outcomeLabel } from '../drill-harness.js';
+import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
@@ -27,11 +27,7 @@ export const writeTimeoutWithKey: DrillScenario = {
     // What the policy decided.
     drill.expectEqual(
       'succeeded on attempt 2, on the primary',
-      [
-        outcomeLabel(outcome),
-        'attempts' in outcome ? outcome.attempts : 0,
-        'origin' in outcome && outcome.origin,
-      ],
+      [outcomeLabel(outcome), attemptsOf(outcome), 'origin' in outcome && outcome.origin],
       ['succeeded', 2, 'primary'],
     );
     drill.expectEqual(
