@@ -55,6 +55,8 @@ export const requestGuards = {
     );
   },
   canReconcile: ({ context }: GuardArgs) => context.canReconcile,
+  /** An attempt has started and not reported yet. */
+  hasAttemptInFlight: ({ context }: GuardArgs) => context.inFlight,
   /** The client-wide retry budget has a slot for this retry (`policy.retryBudget`). */
   isRetryGranted: ({ event }: { event: unknown }) => outputOf<ClaimRetryOutput>(event).granted,
   hasAttemptsLeft: ({ context }: GuardArgs) => context.attempts < context.policy.attempts.max,

@@ -76,6 +76,16 @@ export const requestMachine = setup({
         });
       }
     }),
+    // The budget ended the attempt in flight before its own timeout: its end is announced like any other, marked
+    // so that it does not count against the origin (which was given less than `attemptMs`).
+    announceBudgetCut: emit(({ context }) => ({
+      type: 'attempt-failed' as const,
+      attempt: context.attempts,
+      origin: context.origin ?? '',
+      failure: context.failures.at(-1)!,
+      at: context.now,
+      cutByBudget: true as const,
+    })),
     announceRetry: emit(({ context }) => ({
       type: 'retry-scheduled' as const,
       attempt: context.attempts,
@@ -94,10 +104,21 @@ export const requestMachine = setup({
       description: 'In progress; the budget timer bounds every state inside.',
       initial: 'choosingOrigin',
       after: {
-        requestBudget: {
-          target: '.givingUp',
-          actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }],
-        },
+        requestBudget: [
+          {
+            guard: 'hasAttemptInFlight',
+            target: '.givingUp',
+            actions: [
+              'recordBudgetExhausted',
+              'announceBudgetCut',
+              { type: 'setReason', params: { reason: 'budget-exhausted' } },
+            ],
+          },
+          {
+            target: '.givingUp',
+            actions: ['recordBudgetExhausted', { type: 'setReason', params: { reason: 'budget-exhausted' } }],
+          },
+        ],
       },
       on: {
         'request.cancel': { target: 'failed', actions: 'recordCancelled' },

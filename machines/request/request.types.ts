@@ -159,7 +159,15 @@ export type RequestMachineEvent =
 export type RequestMachineEmitted =
   | { type: 'attempt-started'; attempt: number; origin: string; at: number }
   | { type: 'attempt-succeeded'; attempt: number; origin: string; latencyMs: number; at: number }
-  | { type: 'attempt-failed'; attempt: number; origin: string; failure: Failure; at: number }
+  | {
+      type: 'attempt-failed';
+      attempt: number;
+      origin: string;
+      failure: Failure;
+      at: number;
+      /** The request's time budget ended the attempt before its own timeout: not evidence against the origin. */
+      cutByBudget?: true;
+    }
   | {
       type: 'retry-scheduled';
       attempt: number;

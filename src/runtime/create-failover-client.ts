@@ -262,13 +262,13 @@ function createClient(
         });
         return;
       }
-      // An attempt that failed on this device before anything was sent (auth.headers() threw) says nothing
-      // about the origin.
-      const local =
+      // Says nothing about the origin: an attempt that failed on this device before anything was sent
+      // (auth.headers() threw), or one the request's own budget cut short.
+      const notTheOrigins =
         event.type === 'attempt-failed' &&
-        event.failure.class === 'unexpected' &&
-        event.failure.requestSent === 'no';
-      if (event.type === 'attempt-failed' && !local) {
+        (event.cutByBudget === true ||
+          (event.failure.class === 'unexpected' && event.failure.requestSent === 'no'));
+      if (event.type === 'attempt-failed' && !notTheOrigins) {
         const { failure } = event;
         monitor.report({
           type: 'attempt.failed',
@@ -285,6 +285,7 @@ function createClient(
         status: failure?.status,
         retryAfterMs: failure?.retryAfterMs,
         delayMs: event.type === 'retry-scheduled' ? event.delayMs : undefined,
+        reason: event.type === 'attempt-failed' && event.cutByBudget ? 'budget-exhausted' : undefined,
       });
     };
     return { emit, onEmitted };

@@ -142,6 +142,21 @@ describe('what counts against an origin', () => {
     expect(h.client.health().state).toBe('healthy');
     expect(h.events.filter((event) => event.type === 'health-changed')).toEqual([]);
   });
+  it('an attempt the request budget cut short is announced, but never counts against the origin', async () => {
+    const h = harness([{ reply: 'hang' }], { origins: twoOrigins });
+    const outcome = await h.run({ path: '/v1/items' });
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'budget-exhausted', attempts: 2 });
+    expect(h.events.map((e) => [e.type, e.attempt, e.failureClass, e.reason])).toEqual([
+      ['attempt-started', 1, undefined, undefined],
+      ['attempt-failed', 1, 'response-timeout', undefined],
+      ['retry-scheduled', 1, 'response-timeout', undefined],
+      ['attempt-started', 2, undefined, undefined],
+      ['attempt-failed', 2, 'response-timeout', 'budget-exhausted'],
+      ['failed', 2, 'response-timeout', 'budget-exhausted'],
+    ]);
+    // One counted failure (the 5 s timeout) is under suspectAfter (2): the cut attempt did not count.
+    expect(h.client.health().state).toBe('healthy');
+  });
 });
 
 describe('connectivity (rule 6)', () => {
