@@ -42,7 +42,8 @@ export const primaryOf = (context: OriginHealthContext) => context.origins[0]!.i
 /** Whether an attempt's failure counts against its origin (never while offline, rule 6). */
 export function isCounted(context: OriginHealthContext, event: OriginHealthEvent): boolean {
   return (
-    event.type === 'attempt.failed' && countsAgainstOrigin(event.failureClass, event.status, context.online)
+    event.type === 'attempt.failed' &&
+    countsAgainstOrigin(event.failureClass, event.status, context.online, event.requestSent)
   );
 }
 

@@ -1,4 +1,4 @@
-import type { FailureClass } from '../../src/policy/failure.js';
+import type { FailureClass, RequestSent } from '../../src/policy/failure.js';
 import type { HealthCriterion, PrimaryEvidence } from '../../src/policy/health-evidence.js';
 import type { Policy } from '../../src/policy/policy.js';
 
@@ -56,6 +56,8 @@ export type OriginHealthEvent =
       origin: string;
       failureClass: FailureClass;
       status?: number | undefined;
+      /** Whether the request went out; an `unexpected` failure that sent nothing says nothing of the origin. */
+      requestSent?: RequestSent | undefined;
       at: number;
     }
   | { type: 'connectivity.changed'; online: boolean; at: number };

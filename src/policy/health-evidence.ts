@@ -1,4 +1,4 @@
-import type { FailureClass } from './failure.js';
+import type { FailureClass, RequestSent } from './failure.js';
 import { recordOutcome, windowCounts, type FailureWindow } from './failure-window.js';
 import type { HealthPolicy } from './policy.js';
 
@@ -20,9 +20,18 @@ const COUNTED: ReadonlySet<FailureClass> = new Set<FailureClass>([
   'unexpected',
 ]);
 
-/** Whether a failure counts against its origin's health. Nothing counts while the device is offline (rule 6). */
-export function countsAgainstOrigin(failureClass: FailureClass, status: number | undefined, online: boolean) {
-  return online && COUNTED.has(failureClass) && !(failureClass === 'unexpected' && status !== undefined);
+/**
+ * Whether a failure counts against its origin's health. Nothing counts while the device is offline (rule 6),
+ * nor an `unexpected` failure known to have sent nothing: it happened on the device (`auth.headers()` threw).
+ */
+export function countsAgainstOrigin(
+  failureClass: FailureClass,
+  status: number | undefined,
+  online: boolean,
+  requestSent?: RequestSent,
+) {
+  if (failureClass === 'unexpected' && (status !== undefined || requestSent === 'no')) return false;
+  return online && COUNTED.has(failureClass);
 }
 
 /** Which health criterion moved an origin set from one state to another (`health-changed` events carry it). */

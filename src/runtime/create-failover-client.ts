@@ -262,19 +262,15 @@ function createClient(
         });
         return;
       }
-      // Says nothing about the origin: an attempt that failed on this device before anything was sent
-      // (auth.headers() threw), or one the request's own budget cut short.
-      const notTheOrigins =
-        event.type === 'attempt-failed' &&
-        (event.cutByBudget === true ||
-          (event.failure.class === 'unexpected' && event.failure.requestSent === 'no'));
-      if (event.type === 'attempt-failed' && !notTheOrigins) {
+      // An attempt the request's own budget cut short was given less than attemptMs: not evidence either way.
+      if (event.type === 'attempt-failed' && event.cutByBudget !== true) {
         const { failure } = event;
         monitor.report({
           type: 'attempt.failed',
           origin: failure.origin,
           failureClass: failure.class,
           status: failure.status,
+          requestSent: failure.requestSent,
           at: event.at,
         });
       }

@@ -30,6 +30,12 @@ describe('countsAgainstOrigin', () => {
     expect(countsAgainstOrigin(failureClass, status, true)).toBe(counts);
   });
 
+  it('does not count an unexpected failure that sent nothing: it happened on the device', () => {
+    expect(countsAgainstOrigin('unexpected', undefined, true, 'no')).toBe(false);
+    expect(countsAgainstOrigin('unexpected', undefined, true, 'unknown')).toBe(true);
+    expect(countsAgainstOrigin('connect', undefined, true, 'no')).toBe(true);
+  });
+
   it('counts nothing while the device is offline (rule 6)', () => {
     expect(countsAgainstOrigin('connect', undefined, false)).toBe(false);
     expect(countsAgainstOrigin('unavailable', 503, false)).toBe(false);
