@@ -67,6 +67,9 @@ export type ReconcileHook = (args: {
   attempts: number;
 }) => Promise<ReconcileResult>;
 
+/** An XState inspection observer or callback, given to every actor a client creates. */
+export type InspectOption = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
 export interface FailoverClientOptions {
   origins: readonly OriginConfig[];
   /** Any part of a policy; the rest comes from the documented defaults (docs/policy.md). */
@@ -80,7 +83,7 @@ export interface FailoverClientOptions {
   /** Receives every decision, redacted (CONTRACT rule 9). An exception thrown here is ignored. */
   onEvent?: (event: DecisionEvent) => void;
   /** An XState inspection observer, e.g. `createBrowserInspector().inspect` (docs/inspect.md). */
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+  inspect?: InspectOption;
   /**
    * Where online/offline hints come from (`browserConnectivity()` in failwise/browser, or `manualConnectivity()`).
    * Hints only schedule work: offline stops sending and keeps failures from counting against an origin;

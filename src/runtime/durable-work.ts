@@ -1,4 +1,3 @@
-import type { InspectionEvent, Observer } from 'xstate';
 import type { SendResult } from '../../machines/outbox/outbox.types.js';
 import type { RequestMachineEmitted } from '../../machines/request/request.types.js';
 import type { Clock } from '../clock/clock.js';
@@ -13,6 +12,7 @@ import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-ent
 import { isMendable } from '../policy/mendable.js';
 import { createOutboxRunner } from './outbox-runner.js';
 import type { PreparedRequest } from './prepare-request.js';
+import type { InspectOption } from './client-options.js';
 
 /** `client.outbox`: the durable work this client's store holds. */
 export interface ClientOutbox {
@@ -53,7 +53,7 @@ export function createDurableWork(deps: {
   clock: Clock;
   policy: Policy;
   connectivity?: ConnectivitySource | undefined;
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+  inspect?: InspectOption | undefined;
   /** This client's name on the store's lease. */
   owner: string;
   generateKey: () => string;

@@ -1,4 +1,4 @@
-import { createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, fromPromise } from 'xstate';
 import { healthStateOf, originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
 import { selectOrigin } from '../../machines/origin-health/select-origin.js';
 import type {
@@ -12,6 +12,7 @@ import type {
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Policy } from '../policy/policy.js';
+import type { InspectOption } from './client-options.js';
 
 /** What `client.health()` returns. */
 export interface HealthSnapshot {
@@ -43,7 +44,7 @@ export function createHealthMonitor(options: {
   probe: (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput>;
   connectivity?: ConnectivitySource | undefined;
   onChange?: ((change: HealthChanged, activeOrigin: string | undefined) => void) | undefined;
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+  inspect?: InspectOption | undefined;
 }): HealthMonitor {
   const { clock, connectivity } = options;
   const machine = originHealthMachine.provide({

@@ -1,4 +1,4 @@
-import { createActor, fromPromise, type InspectionEvent, type Observer, type SnapshotFrom } from 'xstate';
+import { createActor, fromPromise, type SnapshotFrom } from 'xstate';
 import { commitEntryActor, sendEntryActor, type CommitOutcome } from '../../machines/outbox/outbox.actors.js';
 import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
@@ -14,6 +14,7 @@ import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
+import type { InspectOption } from './client-options.js';
 
 /**
  * How long this runner's lease on the store lasts: 30 s. It is renewed every 10 s while the runner sends, and
@@ -40,7 +41,7 @@ export interface OutboxRunnerOptions {
   send(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult>;
   /** The outbox machine's emitted events, for the decision log (ids, counts and reasons only). */
   onEmitted?: ((event: OutboxMachineEmitted) => void) | undefined;
-  inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+  inspect?: InspectOption | undefined;
   /** This runner's name on the lease. @default a random UUID */
   owner?: string | undefined;
 }

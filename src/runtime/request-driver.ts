@@ -1,4 +1,4 @@
-import { createActor, fromPromise, type InspectionEvent, type Observer } from 'xstate';
+import { createActor, fromPromise } from 'xstate';
 import { requestMachine } from '../../machines/request/request.machine.js';
 import type {
   AttemptInput,
@@ -16,6 +16,7 @@ import type {
   RequestMachineOutput,
 } from '../../machines/request/request.types.js';
 import type { Clock } from '../clock/clock.js';
+import type { InspectOption } from './client-options.js';
 
 /** The effects a request needs, as plain async functions: the driver turns them into machine actors. */
 export interface RequestEffects {
@@ -47,7 +48,7 @@ export function createRequestDriver(
   effects: RequestEffects,
   options: {
     clock: Clock;
-    inspect?: Observer<InspectionEvent> | ((event: InspectionEvent) => void) | undefined;
+    inspect?: InspectOption | undefined;
   },
 ): RequestDriver {
   // Each effect becomes the promise actor of the same name; an effect left out keeps the machine's default.
