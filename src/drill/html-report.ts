@@ -11,6 +11,7 @@
 import type { DrillReport, ScenarioReport, TimelineEvent } from './drill-report.js';
 import { esc, formatMs, healthKey, plural, resultKey } from './html-format.js';
 import { renderTimeline } from './html-timeline.js';
+import { countedList } from './counted-list.js';
 
 export function renderHtmlReport(report: DrillReport): string {
   const ids = report.scenarios.map((scenario, index) => sectionId(scenario.name, index));
@@ -57,7 +58,7 @@ function renderSummary(scenarios: readonly ScenarioReport[], ids: readonly strin
       .join('');
     return `<tr data-kind="summary-row" data-scenario="${esc(scenario.name)}">
 <td><a href="#${ids[index] ?? ''}">${esc(scenario.name)}</a><div class="sub">${esc(scenario.title)}</div></td>
-<td>${esc(countedList(decided.outcomes)) || '<span class="sub">none</span>'}</td>
+<td>${esc(countedList(decided.outcomes, '×')) || '<span class="sub">none</span>'}</td>
 <td class="num">${decided.attempts}</td>
 <td>${esc(waitsSummary(decided.waitsMs))}</td>
 <td>${esc(decided.origins.join(', ')) || '<span class="sub">none</span>'}</td>
@@ -69,13 +70,6 @@ function renderSummary(scenarios: readonly ScenarioReport[], ids: readonly strin
 <tbody>
 ${rows.join('\n')}
 </tbody></table></section>`;
-}
-
-/** `succeeded`, or `40× succeeded, 2× deferred` when a scenario ran many requests. */
-function countedList(items: readonly string[]): string {
-  const counts = new Map<string, number>();
-  for (const item of items) counts.set(item, (counts.get(item) ?? 0) + 1);
-  return [...counts].map(([item, count]) => (count === 1 ? item : `${count}× ${item}`)).join(', ');
 }
 
 function waitsSummary(waitsMs: readonly number[]): string {

@@ -3,20 +3,13 @@
  * ends, attempts, waits, origins) and what the origins saw (requests, probes, writes applied), then the
  * verdict; after it, every check that failed.
  */
+import { countedList } from './counted-list.js';
 import type { DrillReport, ScenarioReport } from './drill-report.js';
 
 export function formatMs(ms: number): string {
   if (ms < 1_000) return `${Math.round(ms)} ms`;
   if (ms < 60_000) return `${Number((ms / 1_000).toFixed(1))} s`;
   return `${Number((ms / 60_000).toFixed(1))} min`;
-}
-
-/** `3 succeeded, 1 failed unsafe-to-replay`: each distinct end with how often it happened, in first-seen order. */
-export function countOf(labels: readonly string[]): string {
-  if (labels.length === 0) return '-';
-  const counts = new Map<string, number>();
-  for (const label of labels) counts.set(label, (counts.get(label) ?? 0) + 1);
-  return [...counts].map(([label, n]) => (n === 1 ? label : `${n}x ${label}`)).join(', ');
 }
 
 function waitsOf(waitsMs: readonly number[]): string {
@@ -40,7 +33,7 @@ export function summaryRow(report: ScenarioReport): string[] {
   const { decided } = report;
   return [
     report.name,
-    countOf(decided.outcomes),
+    countedList(decided.outcomes, 'x') || '-',
     String(decided.attempts),
     waitsOf(decided.waitsMs),
     decided.origins.join(', ') || '-',
