@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { format, resolveConfig } from 'prettier';
 import ts from 'typescript';
-import type { AnyStateMachine, AnyStateNode } from 'xstate';
+import type { AnyStateMachine } from 'xstate';
 import { originHealthMachine } from '../machines/origin-health/origin-health.machine.js';
 import { outboxMachine } from '../machines/outbox/outbox.machine.js';
 import { requestMachine } from '../machines/request/request.machine.js';
-import { machinePage, toMermaid } from './machine-diagram.js';
+import { cell, machinePage, statesOf, statesTable, toMermaid } from './machine-diagram.js';
 
 /** One machine of failwise, and what only a person can say about it: what it decides and who runs it. */
 interface MachineEntry {
@@ -98,17 +98,6 @@ function sourceDocs(files: readonly string[]): Map<string, string> {
   return docs;
 }
 
-/** Every state node below the root, depth first, in definition order. */
-function statesOf(machine: AnyStateMachine): AnyStateNode[] {
-  const out: AnyStateNode[] = [];
-  const visit = (node: AnyStateNode) => {
-    if (node.parent) out.push(node);
-    for (const child of Object.values(node.states)) visit(child as AnyStateNode);
-  };
-  visit(machine.root);
-  return out;
-}
-
 /** The events a machine handles, sorted; its own timers and the replies of the actors it invokes left out. */
 function eventsOf(machine: AnyStateMachine): string[] {
   const events = new Set<string>();
@@ -117,9 +106,6 @@ function eventsOf(machine: AnyStateMachine): string[] {
   }
   return [...events].sort();
 }
-
-/** A Markdown table cell: no line breaks, no bare pipes. */
-const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 /**
  * A `| name | what it does |` table of a machine's named implementations of one kind, with their TSDoc; the
@@ -163,12 +149,7 @@ function machineSection({ name, machine, slug, runBy }: MachineEntry): string[] 
     '',
     '### States',
     '',
-    '| state | kind | what it means |',
-    '| --- | --- | --- |',
-    ...statesOf(machine).map(
-      (node) =>
-        `| \`${node.path.join('.')}\` | ${node.type === 'final' ? 'final' : node.type === 'parallel' ? 'parallel' : ''} | ${cell(node.description ?? '')} |`,
-    ),
+    ...statesTable(machine),
     '',
     ...namesTable('Guards', 'guard', Object.keys(guards), docs),
     ...namesTable('Delays', 'delay', Object.keys(delays), docs),

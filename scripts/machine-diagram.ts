@@ -87,17 +87,34 @@ export function toMermaid(machine: AnyStateMachine): string {
   return out.join('\n');
 }
 
-/** A Markdown page for docs/machines/: the diagram plus a table of states and their descriptions. */
-export function machinePage(title: string, machine: AnyStateMachine): string {
-  const rows: string[] = [];
+/** Every state node below the root, depth first, in definition order. */
+export function statesOf(machine: AnyStateMachine): AnyStateNode[] {
+  const out: AnyStateNode[] = [];
   const visit = (node: AnyStateNode) => {
-    if (node.parent)
-      rows.push(
-        `| \`${node.path.join('.')}\` | ${node.type === 'final' ? 'final' : ''} | ${node.description ?? ''} |`,
-      );
+    if (node.parent) out.push(node);
     for (const child of Object.values(node.states)) visit(child as AnyStateNode);
   };
   visit(machine.root);
+  return out;
+}
+
+/** A Markdown table cell: no line breaks, no bare pipes. */
+export const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
+
+/** The `| state | kind | what it means |` table of a machine's states and their descriptions. */
+export function statesTable(machine: AnyStateMachine): string[] {
+  return [
+    '| state | kind | what it means |',
+    '| --- | --- | --- |',
+    ...statesOf(machine).map(
+      (node) =>
+        `| \`${node.path.join('.')}\` | ${node.type === 'final' || node.type === 'parallel' ? node.type : ''} | ${cell(node.description ?? '')} |`,
+    ),
+  ];
+}
+
+/** A Markdown page for docs/machines/: the diagram plus a table of states and their descriptions. */
+export function machinePage(title: string, machine: AnyStateMachine): string {
   return [
     `# ${title}`,
     '',
@@ -107,9 +124,7 @@ export function machinePage(title: string, machine: AnyStateMachine): string {
     toMermaid(machine),
     '```',
     '',
-    '| state | kind | what it means |',
-    '| --- | --- | --- |',
-    ...rows,
+    ...statesTable(machine),
     '',
   ].join('\n');
 }
