@@ -50,6 +50,29 @@ describe('lifetime: durable', () => {
     expect(h.clock.pending()).toBe(0);
   });
 
+  it('with the defaults, rides out about 49 minutes of 503s: sends at 0, 40 s, 6 min, 49 min, then dead-lettered (docs/durable.md)', async () => {
+    const h = harness([{ reply: respond(503) }]);
+    const sentAt: number[] = [];
+    const send = h.transport.send.bind(h.transport);
+    h.transport.send = (request) => (sentAt.push(h.clock.now()), send(request));
+    void h.client.request(order);
+    await h.clock.runAll();
+    const [entry] = await h.client.outbox.list();
+    expect(entry).toMatchObject({ status: 'dead', attempts: 10, deadReason: 'attempts-exhausted' });
+    // Each send makes up to 3 attempts (backoff of 100 and 200 ms between them with random 0.5); the fourth
+    // has 1 left of durable.maxAttempts. The outbox waits 40 s, 320 s and 2,560 s after sends 1 to 3.
+    expect(sentAt).toHaveLength(10);
+    const sends = [0, 40_300, 360_600, 2_920_900];
+    expect(sentAt).toEqual([
+      0,
+      100,
+      300,
+      ...sends.slice(1, 3).flatMap((t) => [t, t + 100, t + 300]),
+      sends[3],
+    ]);
+    expect(sentAt.at(-1)! / 60_000).toBeCloseTo(48.7, 1);
+  });
+
   it('keeps the key the request gave', async () => {
     const h = harness([{ reply: respond(201) }]);
     await settled(h, h.client.request({ ...order, idempotencyKey: 'order-42' }));
