@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { format, resolveConfig } from 'prettier';
 import ts from 'typescript';
 import type { AnyStateMachine } from 'xstate';
@@ -81,6 +81,7 @@ function sourceDocs(files: readonly string[]): Map<string, string> {
   const docs = new Map<string, string>();
   for (const file of files) {
     const path = new URL(file, root);
+    if (!existsSync(path)) continue;
     const source = ts.createSourceFile(file, readFileSync(path, 'utf8'), ts.ScriptTarget.Latest, true);
     const visit = (node: ts.Node) => {
       const named =
@@ -136,7 +137,9 @@ function namesTable(heading: string, column: string, names: readonly string[], d
 function machineSection({ name, machine, slug, runBy }: MachineEntry): string[] {
   const folder = `machines/${slug}/${slug}`;
   const docs = sourceDocs(
-    ['guards', 'delays', 'actors', 'machine', 'actions'].map((part) => `${folder}.${part}.ts`),
+    ['guards', 'delays', 'actors', 'machine', 'logic', 'actions', 'emitted', 'io'].map(
+      (part) => `${folder}.${part}.ts`,
+    ),
   );
   const { guards = {}, actions = {}, delays = {}, actors = {} } = machine.implementations;
   const events = eventsOf(machine);

@@ -1,8 +1,8 @@
-import { assign, emit, setup } from 'xstate';
-import * as actions from './origin-health.actions.js';
+import { setup } from 'xstate';
+import { xstateActions } from '../machine-logic.js';
 import { originHealthActors } from './origin-health.actors.js';
-import { originHealthDelays } from './origin-health.delays.js';
-import { originHealthGuards } from './origin-health.guards.js';
+import { originHealthInputs, originHealthParams } from './origin-health.io.js';
+import { originHealthLogic } from './origin-health.logic.js';
 import type { HealthCriterion } from '../../src/policy/health-evidence.js';
 import type {
   HealthChanged,
@@ -10,7 +10,6 @@ import type {
   OriginHealthContext,
   OriginHealthEvent,
   OriginHealthInput,
-  ProbeOutput,
 } from './origin-health.types.js';
 
 /** The actions of every change of state: stamp its start and announce it. */
@@ -26,18 +25,7 @@ function failOverFrom(from: 'healthy' | 'suspect') {
   return {
     guard: 'tripsFailover',
     target: '#originHealth.failedOver',
-    actions: [
-      'failOver',
-      'markChanged',
-      {
-        type: 'announceChange',
-        params: ({ context }: { context: OriginHealthContext }) => ({
-          from,
-          to: 'failedOver' as const,
-          criterion: context.trippedBy!,
-        }),
-      },
-    ],
+    actions: ['failOver', 'markChanged', { type: 'announceFailover', params: { from } }],
   } as const;
 }
 
@@ -64,31 +52,12 @@ export const originHealthMachine = setup({
     emitted: {} as HealthChanged,
   },
   actors: originHealthActors,
-  guards: originHealthGuards,
-  delays: originHealthDelays,
-  actions: {
-    recordPrimaryOutcome: assign(actions.recordPrimaryOutcome),
-    recordBackupOutcome: assign(actions.recordBackupOutcome),
-    recordConnectivity: assign(actions.recordConnectivity),
-    failOver: assign(actions.failOver),
-    lengthenFailover: assign(actions.lengthenFailover),
-    failBack: assign(actions.failBack),
-    startProbing: assign(actions.startProbing),
-    recordProbe: assign(actions.recordProbe),
-    passTime: assign(actions.passTime),
-    startTimer: assign(actions.startTimer),
-    markChanged: assign(actions.markChanged),
-    announceChange: emit(
-      ({ context }: { context: OriginHealthContext }, params: Omit<HealthChanged, 'type' | 'at'>) => ({
-        type: 'health-changed' as const,
-        ...params,
-        at: context.now,
-      }),
-    ),
-  },
+  guards: originHealthLogic.guards,
+  delays: originHealthLogic.delays,
+  actions: xstateActions(originHealthLogic.actions),
 }).createMachine({
   id: 'originHealth',
-  context: ({ input }) => actions.initialContext(input),
+  context: originHealthLogic.context,
   initial: 'onPrimary',
   on: {
     'connectivity.changed': { actions: 'recordConnectivity' },
@@ -141,7 +110,7 @@ export const originHealthMachine = setup({
         failedOverTime: {
           target: 'probingFailback',
           actions: [
-            { type: 'passTime', params: ({ context }) => ({ ms: context.failedOverMs }) },
+            { type: 'passTime', params: originHealthParams.failedOverTime },
             ...change('failedOver', 'probingFailback', 'min-failed-over-elapsed'),
           ],
         },
@@ -163,21 +132,18 @@ export const originHealthMachine = setup({
           invoke: {
             id: 'probe',
             src: 'probe',
-            input: ({ context }) => ({ origin: actions.primaryOf(context) }),
+            input: originHealthInputs.probe,
             onDone: [
               {
                 guard: 'probeInconclusive',
                 target: 'resting',
-                actions: { type: 'recordProbe', params: ({ event }) => ({ ...event.output, ok: false }) },
+                actions: { type: 'recordProbe', params: originHealthParams.inconclusiveProbe },
               },
               {
                 guard: 'probesSucceeded',
                 target: '#originHealth.onPrimary.healthy',
                 actions: [
-                  {
-                    type: 'recordProbe',
-                    params: ({ event }: { event: { output: ProbeOutput } }) => event.output,
-                  },
+                  { type: 'recordProbe', params: originHealthParams.probeOutput },
                   'failBack',
                   ...change('probingFailback', 'healthy', 'probes-succeeded'),
                 ],
@@ -185,12 +151,12 @@ export const originHealthMachine = setup({
               {
                 guard: 'probeSucceeded',
                 target: 'resting',
-                actions: { type: 'recordProbe', params: ({ event }) => event.output },
+                actions: { type: 'recordProbe', params: originHealthParams.probeOutput },
               },
               {
                 ...probeFailed,
                 actions: [
-                  { type: 'recordProbe', params: ({ event }) => event.output },
+                  { type: 'recordProbe', params: originHealthParams.probeOutput },
                   ...probeFailed.actions,
                 ],
               },
@@ -201,7 +167,7 @@ export const originHealthMachine = setup({
             probeTimeout: {
               ...probeFailed,
               actions: [
-                { type: 'passTime', params: ({ context }) => ({ ms: context.policy.health.probeTimeoutMs }) },
+                { type: 'passTime', params: originHealthParams.probeTimeout },
                 ...probeFailed.actions,
               ],
             },
@@ -213,10 +179,7 @@ export const originHealthMachine = setup({
           after: {
             probeInterval: {
               target: 'probing',
-              actions: {
-                type: 'passTime',
-                params: ({ context }) => ({ ms: context.policy.health.probeIntervalMs }),
-              },
+              actions: { type: 'passTime', params: originHealthParams.probeInterval },
             },
           },
         },

@@ -1,17 +1,13 @@
-import { assign, emit, enqueueActions, raise, setup } from 'xstate';
-import * as actions from './outbox.actions.js';
+import { setup } from 'xstate';
+import { xstateActions } from '../machine-logic.js';
 import { outboxActors } from './outbox.actors.js';
-import { outboxDelays } from './outbox.delays.js';
-import { outboxGuards } from './outbox.guards.js';
+import { outboxInputs, outboxParams } from './outbox.io.js';
+import { outboxLogic } from './outbox.logic.js';
 import type {
-  AcquireLeaseOutput,
-  CommitEntryInput,
-  LoadEntriesOutput,
   OutboxMachineContext,
   OutboxMachineEmitted,
   OutboxMachineEvent,
   OutboxMachineInput,
-  SendEntryInput,
 } from './outbox.types.js';
 
 /**
@@ -22,22 +18,16 @@ function askForLease(id: string, granted: 'rescanning' | 'held') {
   return {
     id,
     src: 'acquireLease',
-    input: ({ context }: { context: OutboxMachineContext }) => ({ ttlMs: context.leaseTtlMs }),
+    input: outboxInputs.lease,
     onDone: [
       {
         guard: 'isLeaseGranted',
         target: granted,
-        actions: {
-          type: 'recordTime',
-          params: ({ event }: { event: { output: AcquireLeaseOutput } }) => event.output,
-        },
+        actions: { type: 'recordTime', params: outboxParams.actorOutput },
       },
       {
         target: 'waitingForLease',
-        actions: {
-          type: 'recordTime',
-          params: ({ event }: { event: { output: AcquireLeaseOutput } }) => event.output,
-        },
+        actions: { type: 'recordTime', params: outboxParams.actorOutput },
       },
     ],
     onError: {
@@ -71,59 +61,19 @@ export const outboxMachine = setup({
     emitted: {} as OutboxMachineEmitted,
   },
   actors: outboxActors,
-  guards: outboxGuards,
-  delays: outboxDelays,
-  actions: {
-    recordEnqueued: enqueueActions(({ context, enqueue }, params: EventOf<'outbox.enqueued'>) =>
-      perform(enqueue, actions.recordEnqueued({ context }, params)),
-    ),
-    recordLoaded: enqueueActions(({ context, enqueue }, params: LoadEntriesOutput) =>
-      perform(enqueue, actions.recordLoaded({ context }, params)),
-    ),
-    recordRescanned: enqueueActions(({ context, enqueue }, params: LoadEntriesOutput) =>
-      perform(enqueue, actions.recordRescanned({ context }, params)),
-    ),
-    dispatchDue: enqueueActions(({ context, enqueue }) => perform(enqueue, actions.dispatchDue({ context }))),
-    recordSendEnded: enqueueActions(({ context, enqueue }, params: EventOf<'send.ended'>) =>
-      perform(enqueue, actions.recordSendEnded({ context }, params)),
-    ),
-    recordSendSkipped: enqueueActions(({ context, enqueue }, params: EventOf<'send.skipped'>) =>
-      perform(enqueue, actions.recordSendSkipped({ context }, params)),
-    ),
-    requestRevive: enqueueActions(({ context, enqueue }, params: EventOf<'outbox.retry'>) =>
-      perform(enqueue, actions.requestRevive({ context }, params)),
-    ),
-    recordCommitSucceeded: enqueueActions(({ context, enqueue }, params: EventOf<'commit.succeeded'>) =>
-      perform(enqueue, actions.recordCommitSucceeded({ context }, params)),
-    ),
-    recordCommitFailed: enqueueActions(({ context, enqueue }, params: EventOf<'commit.failed'>) =>
-      perform(enqueue, actions.recordCommitFailed({ context }, params)),
-    ),
-    recordMissing: enqueueActions(({ context, enqueue }, params: EventOf<'entry.missing'>) =>
-      perform(enqueue, actions.recordMissing({ context }, params)),
-    ),
-    recordTime: assign(actions.recordTime),
-    recordConnectivity: assign(actions.recordConnectivity),
-    recordFlush: assign(actions.recordFlush),
-    setWakeTime: assign(actions.setWakeTime),
-    recordWake: assign(actions.recordWake),
-    /** The queue changed: the `timer` region sets `nextDue` again. */
-    rearm: raise({ type: 'outbox.rearm' }),
-    announceStoreFailure: emit(
-      ({ context }, { op }: { op: 'load' | 'lease' }) =>
-        ({ type: 'outbox-store-failed', op, at: context.now }) as const,
-    ),
-  },
+  guards: outboxLogic.guards,
+  delays: outboxLogic.delays,
+  actions: xstateActions(outboxLogic.actions),
 }).createMachine({
   id: 'outbox',
-  context: ({ input }) => actions.initialContext(input),
+  context: outboxLogic.context,
   initial: 'loading',
   on: {
     'outbox.enqueued': {
-      actions: [{ type: 'recordEnqueued', params: ({ event }) => event }, 'rearm'],
+      actions: [{ type: 'recordEnqueued', params: outboxParams.event }, 'rearm'],
     },
     'connectivity.changed': {
-      actions: [{ type: 'recordConnectivity', params: ({ event }) => event }, 'rearm'],
+      actions: [{ type: 'recordConnectivity', params: outboxParams.event }, 'rearm'],
     },
     'outbox.close': { target: '.closed' },
   },
@@ -135,7 +85,7 @@ export const outboxMachine = setup({
         src: 'loadEntries',
         onDone: {
           target: 'running',
-          actions: { type: 'recordLoaded', params: ({ event }) => event.output },
+          actions: { type: 'recordLoaded', params: outboxParams.actorOutput },
         },
         onError: { target: 'loadFailed', actions: { type: 'announceStoreFailure', params: { op: 'load' } } },
       },
@@ -150,24 +100,24 @@ export const outboxMachine = setup({
       type: 'parallel',
       entry: 'rearm',
       on: {
-        'outbox.flush': { actions: [{ type: 'recordFlush', params: ({ event }) => event }, 'rearm'] },
+        'outbox.flush': { actions: [{ type: 'recordFlush', params: outboxParams.event }, 'rearm'] },
         'outbox.retry': {
-          actions: [{ type: 'requestRevive', params: ({ event }) => event }, 'rearm'],
+          actions: [{ type: 'requestRevive', params: outboxParams.event }, 'rearm'],
         },
         'send.ended': {
-          actions: [{ type: 'recordSendEnded', params: ({ event }) => event }, 'rearm'],
+          actions: [{ type: 'recordSendEnded', params: outboxParams.event }, 'rearm'],
         },
         'send.skipped': {
-          actions: [{ type: 'recordSendSkipped', params: ({ event }) => event }, 'rearm'],
+          actions: [{ type: 'recordSendSkipped', params: outboxParams.event }, 'rearm'],
         },
         'commit.succeeded': {
-          actions: [{ type: 'recordCommitSucceeded', params: ({ event }) => event }, 'rearm'],
+          actions: [{ type: 'recordCommitSucceeded', params: outboxParams.event }, 'rearm'],
         },
         'commit.failed': {
-          actions: [{ type: 'recordCommitFailed', params: ({ event }) => event }, 'rearm'],
+          actions: [{ type: 'recordCommitFailed', params: outboxParams.event }, 'rearm'],
         },
         'entry.missing': {
-          actions: [{ type: 'recordMissing', params: ({ event }) => event }, 'rearm'],
+          actions: [{ type: 'recordMissing', params: outboxParams.event }, 'rearm'],
         },
       },
       states: {
@@ -191,7 +141,7 @@ export const outboxMachine = setup({
                 src: 'loadEntries',
                 onDone: {
                   target: 'held',
-                  actions: [{ type: 'recordRescanned', params: ({ event }) => event.output }, 'rearm'],
+                  actions: [{ type: 'recordRescanned', params: outboxParams.actorOutput }, 'rearm'],
                 },
                 // What this runner knows is still right: it sends that.
                 onError: {
@@ -257,28 +207,3 @@ export const outboxMachine = setup({
     },
   },
 });
-
-type EventOf<T extends OutboxMachineEvent['type']> = Extract<OutboxMachineEvent, { type: T }>;
-
-/** The part of xstate's `enqueue` a step needs. */
-interface StepEnqueuer {
-  assign(changes: Partial<OutboxMachineContext>): void;
-  stopChild(id: string): void;
-  spawnChild(src: 'commitEntry', options: { id: string; input: CommitEntryInput }): void;
-  spawnChild(src: 'sendEntry', options: { id: string; input: SendEntryInput }): void;
-  emit(event: OutboxMachineEmitted): void;
-}
-
-/** Performs one pure step (outbox.actions.ts): context changes, children stopped and started, events emitted. */
-function perform(
-  enqueue: StepEnqueuer,
-  { changes, start = [], stop = [], emit: emitted = [] }: actions.OutboxStep,
-) {
-  enqueue.assign(changes);
-  for (const id of stop) enqueue.stopChild(id);
-  for (const child of start) {
-    if (child.src === 'commitEntry') enqueue.spawnChild('commitEntry', { id: child.id, input: child.input });
-    else enqueue.spawnChild('sendEntry', { id: child.id, input: child.input });
-  }
-  for (const event of emitted) enqueue.emit(event);
-}

@@ -1,8 +1,8 @@
-import { and, assign, emit, enqueueActions, not, setup } from 'xstate';
-import * as actions from './request.actions.js';
+import { and, not, setup } from 'xstate';
+import { xstateActions } from '../machine-logic.js';
 import { requestActors } from './request.actors.js';
-import { requestDelays } from './request.delays.js';
-import { requestGuards } from './request.guards.js';
+import { requestInputs, requestOutputs, requestParams } from './request.io.js';
+import { requestLogic } from './request.logic.js';
 import type {
   RequestMachineContext,
   RequestMachineEmitted,
@@ -32,72 +32,12 @@ export const requestMachine = setup({
     output: {} as RequestMachineOutput,
   },
   actors: requestActors,
-  guards: requestGuards,
-  delays: requestDelays,
-  actions: {
-    startAttempt: assign(actions.startAttempt),
-    recordOrigin: assign(actions.recordOrigin),
-    recordAttemptResult: assign(actions.recordAttemptResult),
-    recordAttemptTimeout: assign(actions.recordAttemptTimeout),
-    recordTransportCrash: assign(actions.recordTransportCrash),
-    recordAuthRefreshed: assign(actions.recordAuthRefreshed),
-    recordReconcileResult: assign(actions.recordReconcileResult),
-    startBackoff: assign(actions.startBackoff),
-    finishBackoff: assign(actions.finishBackoff),
-    recordCancelled: assign(actions.recordCancelled),
-    recordDeviceOffline: assign(actions.recordDeviceOffline),
-    recordDeviceOnline: assign(actions.recordDeviceOnline),
-    recordBudgetExhausted: assign(actions.recordBudgetExhausted),
-    setReason: assign(actions.setReason),
-    announceAttempt: emit(({ context }) => ({
-      type: 'attempt-started' as const,
-      attempt: context.attempts,
-      origin: context.origin ?? '',
-      at: context.attemptStartedAt,
-    })),
-    announceAttemptResult: enqueueActions(({ context, enqueue }) => {
-      const failure = context.failures.at(-1);
-      if (context.response) {
-        const latencyMs = context.now - context.attemptStartedAt;
-        enqueue.emit({
-          type: 'attempt-succeeded',
-          attempt: context.attempts,
-          origin: context.origin ?? '',
-          latencyMs,
-          at: context.now,
-        });
-      } else if (failure) {
-        enqueue.emit({
-          type: 'attempt-failed',
-          attempt: context.attempts,
-          origin: failure.origin,
-          failure,
-          at: context.now,
-        });
-      }
-    }),
-    // The budget ended the attempt in flight before its own timeout: its end is announced like any other, marked
-    // so that it does not count against the origin (which was given less than `attemptMs`).
-    announceBudgetCut: emit(({ context }) => ({
-      type: 'attempt-failed' as const,
-      attempt: context.attempts,
-      origin: context.origin ?? '',
-      failure: context.failures.at(-1)!,
-      at: context.now,
-      cutByBudget: true as const,
-    })),
-    announceRetry: emit(({ context }) => ({
-      type: 'retry-scheduled' as const,
-      attempt: context.attempts,
-      origin: context.origin ?? '',
-      delayMs: context.previousDelayMs ?? 0,
-      failure: context.failures.at(-1)!,
-      at: context.now,
-    })),
-  },
+  guards: requestLogic.guards,
+  delays: requestLogic.delays,
+  actions: xstateActions(requestLogic.actions),
 }).createMachine({
   id: 'request',
-  context: ({ input }) => actions.initialContext(input),
+  context: requestLogic.context,
   initial: 'active',
   states: {
     active: {
@@ -131,20 +71,14 @@ export const requestMachine = setup({
           invoke: {
             id: 'chooseOrigin',
             src: 'chooseOrigin',
-            input: ({ context }) => ({
-              requestId: context.requestId,
-              origins: context.origins,
-              write: context.write,
-              attempt: context.attempts + 1,
-              previousOrigin: context.origin,
-            }),
+            input: requestInputs.chooseOrigin,
             onDone: [
               { guard: 'isDeviceOffline', ...giveUp('offline') },
               { guard: 'isPinnedToOrigin', target: 'attempting' },
               {
                 guard: 'hasChosenOrigin',
                 target: 'attempting',
-                actions: { type: 'recordOrigin', params: ({ event }) => event.output },
+                actions: { type: 'recordOrigin', params: requestParams.actorOutput },
               },
               giveUp('no-healthy-origin'),
             ],
@@ -157,26 +91,18 @@ export const requestMachine = setup({
           invoke: {
             id: 'transport',
             src: 'transport',
-            input: ({ context }) => ({
-              requestId: context.requestId,
-              origin: context.origin ?? '',
-              attempt: context.attempts,
-              attemptsMax: context.policy.attempts.max,
-              attemptsLeft: context.policy.attempts.max - context.attempts + 1,
-              timeoutMs: requestDelays.attemptTimeout({ context }),
-              idempotencyKey: context.idempotencyKey,
-            }),
+            input: requestInputs.transport,
             onDone: {
               target: 'evaluating',
               actions: [
-                { type: 'recordAttemptResult', params: ({ event }) => event.output },
+                { type: 'recordAttemptResult', params: requestParams.actorOutput },
                 'announceAttemptResult',
               ],
             },
             onError: {
               target: 'evaluating',
               actions: [
-                { type: 'recordTransportCrash', params: ({ event }) => ({ error: event.error }) },
+                { type: 'recordTransportCrash', params: requestParams.actorError },
                 'announceAttemptResult',
               ],
             },
@@ -218,7 +144,7 @@ export const requestMachine = setup({
           invoke: {
             id: 'claimRetry',
             src: 'claimRetry',
-            input: ({ context }) => ({ requestId: context.requestId, attempt: context.attempts }),
+            input: requestInputs.claimRetry,
             onDone: [{ guard: 'isRetryGranted', target: 'backingOff' }, giveUp('retry-budget-exhausted')],
             onError: giveUp('retry-budget-exhausted'),
           },
@@ -241,14 +167,10 @@ export const requestMachine = setup({
           invoke: {
             id: 'refreshAuth',
             src: 'refreshAuth',
-            input: ({ context }) => ({
-              requestId: context.requestId,
-              origin: context.origin ?? '',
-              authGeneration: context.authGeneration,
-            }),
+            input: requestInputs.refreshAuth,
             onDone: {
               target: 'choosingOrigin',
-              actions: { type: 'recordAuthRefreshed', params: ({ event }) => event.output },
+              actions: { type: 'recordAuthRefreshed', params: requestParams.actorOutput },
             },
             onError: {
               target: 'givingUp',
@@ -261,21 +183,17 @@ export const requestMachine = setup({
           invoke: {
             id: 'reconcile',
             src: 'reconcile',
-            input: ({ context }) => ({
-              requestId: context.requestId,
-              failure: context.failures.at(-1)!,
-              attempts: context.attempts,
-            }),
+            input: requestInputs.reconcile,
             onDone: [
               {
                 guard: 'isApplied',
                 target: '#request.succeeded',
-                actions: { type: 'recordReconcileResult', params: ({ event }) => event.output },
+                actions: { type: 'recordReconcileResult', params: requestParams.actorOutput },
               },
               {
                 guard: 'isNotApplied',
                 target: 'evaluating',
-                actions: { type: 'recordReconcileResult', params: ({ event }) => event.output },
+                actions: { type: 'recordReconcileResult', params: requestParams.actorOutput },
               },
               giveUp('unsafe-to-replay'),
             ],
@@ -287,49 +205,19 @@ export const requestMachine = setup({
     succeeded: {
       type: 'final',
       description: 'A success status, or a write that reconcile found applied.',
-      output: ({ context }) =>
-        defined({
-          status: 'succeeded',
-          response: context.response!,
-          origin: context.origin ?? '',
-          attempts: context.attempts,
-          reconciled: context.reconciled || undefined,
-        }),
+      output: requestOutputs.succeeded,
     },
     failed: {
       type: 'final',
       description: 'Ended with a reason; the last failure and response are kept.',
-      output: ({ context }) =>
-        defined({
-          status: 'failed',
-          // Every path into `failed` sets a reason; `not-retryable` only guards the type.
-          reason:
-            context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
-          failure: context.failures.at(-1),
-          response: context.lastResponse,
-          origin: context.origin,
-          attempts: context.attempts,
-        }),
+      output: requestOutputs.failed,
     },
     deferred: {
       type: 'final',
       description: 'Durable work handed to the outbox.',
-      output: ({ context }) =>
-        defined({
-          status: 'deferred',
-          reason: context.reason ?? 'durable',
-          failure: context.failures.at(-1),
-          failures: context.failures,
-          origin: context.origin,
-          attempts: context.attempts,
-        }),
+      output: requestOutputs.deferred,
     },
   },
   // The output of whichever final state was reached.
-  output: ({ event }) => event.output as RequestMachineOutput,
+  output: requestOutputs.machine,
 });
-
-/** An outcome carries no key whose value is undefined (`'failure' in outcome` means there is one). */
-function defined(value: Record<string, unknown>): RequestMachineOutput {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as RequestMachineOutput;
-}

@@ -1,0 +1,103 @@
+import { assign, enqueueActions, raise } from 'xstate';
+
+/**
+ * A machine's named implementations as plain functions: the single source both runners call. The XState
+ * machine wraps each action with `assign`, `enqueueActions` or `raise` (`xstateActions` below); the lean
+ * executor (src/engine/lean-actor.ts) calls the same functions directly, following the table that
+ * machines/derive-table.ts derives from the machine. Nothing here imports a runner.
+ */
+export interface MachineLogic<TContext, TInput = unknown> {
+  /** The initial context, from the machine's input. */
+  context(args: { input: TInput }): TContext;
+  guards: Record<string, Guard<TContext>>;
+  delays: Record<string, (args: { context: TContext }) => number>;
+  actions: Record<string, ActionImpl<TContext>>;
+  /** Invocation inputs, by name: what an invoked actor is given. */
+  inputs: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+  /** Action parameters computed from the event being handled, by name. */
+  params: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+  /** Final states' outputs (and the machine's), by name. */
+  outputs: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+}
+
+export type Guard<TContext> = (args: { context: TContext; event: never }) => boolean;
+
+/** What an action of one step does besides changing context: children started and stopped, events emitted. */
+export interface ActionStep<TContext, TEmitted = unknown> {
+  changes: Partial<TContext>;
+  start?: readonly { src: string; id: string; input: unknown }[];
+  stop?: readonly string[];
+  emit?: readonly TEmitted[];
+}
+
+type ActionArgs<TContext> = { context: TContext; event: never };
+
+/** The kinds of action a machine may use; each maps to one XState action creator. */
+export type ActionImpl<TContext> = AssignImpl<TContext> | EmitImpl<TContext> | StepImpl<TContext> | RaiseImpl;
+
+/** A context change (`assign`). */
+export interface AssignImpl<TContext> {
+  kind: 'assign';
+  run(args: ActionArgs<TContext>, params: never): Partial<TContext>;
+}
+/** An event for the machine's listeners, or none (`enqueueActions` + `enqueue.emit`). */
+export interface EmitImpl<TContext> {
+  kind: 'emit';
+  run(args: ActionArgs<TContext>, params: never): { type: string } | undefined;
+}
+/** A context change plus children and events (`enqueueActions`). */
+export interface StepImpl<TContext> {
+  kind: 'step';
+  run(args: ActionArgs<TContext>, params: never): ActionStep<TContext>;
+}
+/** An event the machine sends itself at once (`raise`). */
+export interface RaiseImpl {
+  kind: 'raise';
+  event: { type: string };
+}
+
+/** The XState actions for `setup({ actions })`, each named as in the logic so the inspector shows the name. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any context: the wrappers only pass it on
+type AnyImpl = ActionImpl<any>;
+
+export function xstateActions<TActions extends Record<string, AnyImpl>>(
+  actions: TActions,
+): { [K in keyof TActions]: never } {
+  const wrapped: Record<string, unknown> = {};
+  for (const [name, impl] of Object.entries(actions)) wrapped[name] = xstateAction(impl);
+  // Typed `never` so that setup() takes them whatever its context type; the logic's own types check the rest.
+  return wrapped as { [K in keyof TActions]: never };
+}
+
+type WrapperArgs = { context: never; event: never; enqueue: Enqueue };
+
+function xstateAction(impl: AnyImpl): unknown {
+  switch (impl.kind) {
+    case 'assign':
+      return assign(((args: { context: never; event: never }, params: never) =>
+        impl.run(args, params)) as never);
+    case 'emit':
+      return enqueueActions((({ context, event, enqueue }: WrapperArgs, params: never) => {
+        const emitted = impl.run({ context, event }, params);
+        if (emitted) enqueue.emit(emitted);
+      }) as never);
+    case 'step':
+      return enqueueActions((({ context, event, enqueue }: WrapperArgs, params: never) => {
+        const { changes, start = [], stop = [], emit = [] } = impl.run({ context, event }, params);
+        enqueue.assign(changes);
+        for (const id of stop) enqueue.stopChild(id);
+        for (const child of start) enqueue.spawnChild(child.src, { id: child.id, input: child.input });
+        for (const emitted of emit) enqueue.emit(emitted as { type: string });
+      }) as never);
+    case 'raise':
+      return raise(impl.event);
+  }
+}
+
+/** The part of xstate's `enqueue` the wrappers use. */
+interface Enqueue {
+  assign(changes: object): void;
+  emit(event: { type: string }): void;
+  stopChild(id: string): void;
+  spawnChild(src: string, options: { id: string; input: unknown }): void;
+}

@@ -1,0 +1,95 @@
+import { attemptTimeoutMs } from './request.actions.js';
+import type {
+  AttemptInput,
+  ChooseOriginInput,
+  ClaimRetryInput,
+  ReconcileInput,
+  RefreshAuthInput,
+  RequestMachineContext,
+  RequestMachineOutput,
+} from './request.types.js';
+
+/**
+ * What flows in and out of the request machine besides its events: the inputs of the actors it invokes, the
+ * parameters its actions take from an event, and the outputs of its final states. Named, so that both runners
+ * (XState and the lean executor) call the same functions and the derived table can refer to them.
+ */
+type Args = { context: RequestMachineContext };
+type EventArgs = { event: unknown };
+
+export const requestInputs = {
+  chooseOrigin: ({ context }: Args): ChooseOriginInput => ({
+    requestId: context.requestId,
+    origins: context.origins,
+    write: context.write,
+    attempt: context.attempts + 1,
+    previousOrigin: context.origin,
+  }),
+  transport: ({ context }: Args): AttemptInput => ({
+    requestId: context.requestId,
+    origin: context.origin ?? '',
+    attempt: context.attempts,
+    attemptsMax: context.policy.attempts.max,
+    attemptsLeft: context.policy.attempts.max - context.attempts + 1,
+    timeoutMs: attemptTimeoutMs(context),
+    idempotencyKey: context.idempotencyKey,
+  }),
+  claimRetry: ({ context }: Args): ClaimRetryInput => ({
+    requestId: context.requestId,
+    attempt: context.attempts,
+  }),
+  refreshAuth: ({ context }: Args): RefreshAuthInput => ({
+    requestId: context.requestId,
+    origin: context.origin ?? '',
+    authGeneration: context.authGeneration,
+  }),
+  reconcile: ({ context }: Args): ReconcileInput => ({
+    requestId: context.requestId,
+    failure: context.failures.at(-1)!,
+    attempts: context.attempts,
+  }),
+};
+
+export const requestParams = {
+  /** The output of the invoked actor whose done event is being handled. */
+  actorOutput: ({ event }: EventArgs) => (event as { output: never }).output,
+  /** The error of the invoked actor whose error event is being handled. */
+  actorError: ({ event }: EventArgs) => ({ error: (event as { error: unknown }).error }),
+};
+
+export const requestOutputs = {
+  succeeded: ({ context }: Args) =>
+    defined({
+      status: 'succeeded',
+      response: context.response!,
+      origin: context.origin ?? '',
+      attempts: context.attempts,
+      reconciled: context.reconciled || undefined,
+    }),
+  failed: ({ context }: Args) =>
+    defined({
+      status: 'failed',
+      // Every path into `failed` sets a reason; `not-retryable` only guards the type.
+      reason: context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
+      failure: context.failures.at(-1),
+      response: context.lastResponse,
+      origin: context.origin,
+      attempts: context.attempts,
+    }),
+  deferred: ({ context }: Args) =>
+    defined({
+      status: 'deferred',
+      reason: context.reason ?? 'durable',
+      failure: context.failures.at(-1),
+      failures: context.failures,
+      origin: context.origin,
+      attempts: context.attempts,
+    }),
+  /** The machine's output: that of whichever final state was reached. */
+  machine: ({ event }: EventArgs) => (event as { output: RequestMachineOutput }).output,
+};
+
+/** An outcome carries no key whose value is undefined (`'failure' in outcome` means there is one). */
+function defined(value: Record<string, unknown>): RequestMachineOutput {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as RequestMachineOutput;
+}
