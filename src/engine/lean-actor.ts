@@ -1,0 +1,676 @@
+import type { ActionImpl, ActionStep, MachineLogic } from '../../machines/machine-logic.js';
+import type {
+  ActionRow,
+  GuardRow,
+  MachineTable,
+  StateRow,
+  TransitionRow,
+} from '../../machines/machine-table.js';
+import type { Timers } from './timers.js';
+
+/**
+ * Runs one machine from its derived table (machines/machine-table.ts), calling the machine's named logic
+ * directly: no XState actor, snapshot or mailbox object per run. It follows XState v5's algorithm (SCXML's
+ * microstep and macrostep, as in xstate's `macrostep`/`microstep`) for exactly the features the derivation
+ * accepts (docs/design.md), and test/engine/differential.property.test.ts checks it step by step against a
+ * real XState actor: the same states, context, emitted events, invocations, timers and output.
+ *
+ * Effects that a step causes (emitting, starting and stopping children, arming and clearing timers) run
+ * after the step, in the order XState defers them. An invoked actor that answers synchronously is handed
+ * its reply at once, after the step, instead of a promise later: the same order of events, without a tick.
+ */
+export interface LeanActorOptions<TContext, TInput> {
+  table: MachineTable;
+  logic: MachineLogic<TContext, TInput>;
+  input: TInput;
+  timers: Timers;
+  /** Invoked actors and spawned children by name. An invoked actor's result is its output (or it throws). */
+  actors: Readonly<Record<string, LeanEffect>>;
+  /** Names of the actors that are children spawned by steps: their result is the one event they send back. */
+  spawned?: ReadonlySet<string> | undefined;
+  /** The machine's emitted events, after the step that emitted them. */
+  onEmit?: ((event: { type: string }) => void) | undefined;
+  /** After every step (the outbox runner waits for states this way). */
+  onChange?: (() => void) | undefined;
+  /** Once, when the machine reaches its final state, stops, or fails. */
+  onEnd?: ((end: LeanEnd) => void) | undefined;
+}
+
+/** An effect: a value (or a promise of one); it gets a signal that aborts when its state is left. */
+export type LeanEffect = (input: never, signal: AbortSignal) => unknown;
+
+export type LeanEnd =
+  { status: 'done'; output: unknown } | { status: 'stopped' } | { status: 'error'; error: unknown };
+
+export type LeanStatus = 'active' | 'done' | 'stopped' | 'error';
+
+type Event = { type: string; [key: string]: unknown };
+
+interface Child {
+  readonly id: string;
+  readonly src: string;
+  readonly input: unknown;
+  readonly spawned: boolean;
+  controller?: AbortController;
+  state: 'new' | 'running' | 'stopped';
+}
+
+export class LeanActor<TContext, TInput = unknown> {
+  status: LeanStatus = 'active';
+  context: TContext;
+  output: unknown;
+  /** `active[i]`: state `i` of the table is in the configuration. */
+  private readonly active: boolean[];
+  private readonly timers = new Map<string, unknown>();
+  private readonly children = new Map<string, Child>();
+  private readonly mailbox: Event[] = [];
+  private readonly internal: Event[] = [];
+  private deferred: (() => void)[] = [];
+  private processing = false;
+  private started = false;
+  /** Whether the step changed context, children or states (XState's new snapshot): eventless transitions are selected again. */
+  private changed = false;
+
+  constructor(private readonly options: LeanActorOptions<TContext, TInput>) {
+    this.active = options.table.states.map(() => false);
+    this.context = options.logic.context({ input: options.input });
+  }
+
+  private get states(): readonly StateRow[] {
+    return this.options.table.states;
+  }
+
+  /** Enters the initial states and runs what they start. */
+  start(): this {
+    if (this.started) return this;
+    this.started = true;
+    this.run(() => {
+      this.microstep(
+        [{ targets: this.initialTargets(), actions: [], reenter: true }],
+        [0],
+        { type: 'xstate.init' },
+        true,
+      );
+      this.settle({ type: 'xstate.init' });
+    });
+    return this;
+  }
+
+  /** Sends an event; one sent while a step runs (from a listener) is handled after it, as XState's mailbox does. */
+  send(event: Event): void {
+    if (this.status !== 'active' || !this.started) return;
+    if (this.processing) {
+      this.mailbox.push(event);
+      return;
+    }
+    this.run(() => this.macrostep(event));
+  }
+
+  /** Stops the machine: every timer cleared, every child aborted. */
+  stop(): void {
+    if (this.status !== 'active') return;
+    this.status = 'stopped';
+    this.halt();
+    this.options.onEnd?.({ status: 'stopped' });
+  }
+
+  /** The state value, as XState's snapshot would give it. */
+  get value(): unknown {
+    return this.valueOf(0);
+  }
+
+  /** XState's `snapshot.matches`: a state value, or a part of one, that the current value has. */
+  matches(test: unknown): boolean {
+    return matchesValue(test, this.value);
+  }
+
+  /** Whether the state with this dotted id is in the configuration. */
+  hasState(id: string): boolean {
+    const index = this.states.findIndex((s) => s.id === id);
+    return index >= 0 && this.active[index] === true;
+  }
+
+  /** The timers armed now, by event type. */
+  pendingTimers(): string[] {
+    return [...this.timers.keys()];
+  }
+
+  /** The children running now, by id. */
+  runningChildren(): string[] {
+    return [...this.children.values()].filter((c) => c.state !== 'stopped').map((c) => c.id);
+  }
+
+  // ---- processing ----
+
+  private run(step: () => void): void {
+    this.processing = true;
+    try {
+      step();
+      this.flush();
+      while (this.status === 'active' && this.mailbox.length > 0) {
+        this.macrostep(this.mailbox.shift()!);
+        this.flush();
+      }
+    } catch (error) {
+      this.fail(error);
+    } finally {
+      this.processing = false;
+    }
+  }
+
+  /** Runs the effects of the last step, then says the step is over; ends the machine if it is done. */
+  private flush(): void {
+    const effects = this.deferred;
+    this.deferred = [];
+    for (const effect of effects) effect();
+    if (this.status === 'done') {
+      this.halt();
+      this.options.onChange?.();
+      this.options.onEnd?.({ status: 'done', output: this.output });
+      return;
+    }
+    this.options.onChange?.();
+  }
+
+  private fail(error: unknown): void {
+    if (this.status !== 'active' && this.status !== 'done') return;
+    this.status = 'error';
+    this.halt();
+    this.options.onEnd?.({ status: 'error', error });
+  }
+
+  /** Clears every timer and aborts every child. */
+  private halt(): void {
+    for (const handle of this.timers.values()) this.options.timers.clear(handle);
+    this.timers.clear();
+    for (const child of this.children.values()) this.abort(child);
+    this.children.clear();
+    this.mailbox.length = 0;
+    this.internal.length = 0;
+  }
+
+  private macrostep(event: Event): void {
+    const transitions = this.select(event);
+    if (transitions.length === 0 && event.type.startsWith('xstate.error.actor.')) {
+      // XState: an actor's error that no transition handles fails the machine.
+      throw new UnhandledActorError(this.options.table.id, event.type, (event as { error?: unknown }).error);
+    }
+    this.microstep(
+      transitions.map((t) => t.row),
+      transitions.map((t) => t.source),
+      event,
+      false,
+    );
+    this.settle(event);
+  }
+
+  /** Eventless transitions and raised events, until the machine is stable (XState's macrostep loop). */
+  private settle(first: Event): void {
+    let event = first;
+    let selectEventless = true;
+    while (this.status === 'active') {
+      let enabled: Selected[] = selectEventless ? this.selectEventless(event) : [];
+      const fromEventless = enabled.length > 0;
+      if (!fromEventless) {
+        const next = this.internal.shift();
+        if (next === undefined) break;
+        event = next;
+        enabled = this.select(event);
+      }
+      this.changed = false;
+      this.microstep(
+        enabled.map((t) => t.row),
+        enabled.map((t) => t.source),
+        event,
+        false,
+      );
+      selectEventless = !fromEventless || this.changed;
+    }
+  }
+
+  // ---- selection ----
+
+  private atomicStates(): number[] {
+    const atomic: number[] = [];
+    for (let i = 0; i < this.states.length; i++) {
+      const type = this.states[i]!.type;
+      if (this.active[i] && (type === 'atomic' || type === 'final')) atomic.push(i);
+    }
+    return atomic;
+  }
+
+  /** For each atomic state, the first enabled transition for this event on it or its nearest ancestor. */
+  private select(event: Event): Selected[] {
+    const enabled: Selected[] = [];
+    for (const atomic of this.atomicStates()) {
+      loop: for (let s = atomic; s !== -1; s = this.states[s]!.parent) {
+        const candidates = this.states[s]!.on[event.type];
+        if (candidates === undefined) continue;
+        for (const row of candidates) {
+          if (row.guard === undefined || this.check(row.guard, event)) {
+            if (!enabled.some((e) => e.row === row)) enabled.push({ row, source: s });
+            break loop;
+          }
+        }
+      }
+    }
+    return this.removeConflicts(enabled);
+  }
+
+  private selectEventless(event: Event): Selected[] {
+    const enabled: Selected[] = [];
+    for (const atomic of this.atomicStates()) {
+      loop: for (let s = atomic; s !== -1; s = this.states[s]!.parent) {
+        for (const row of this.states[s]!.always) {
+          if (row.guard === undefined || this.check(row.guard, event)) {
+            if (!enabled.some((e) => e.row === row)) enabled.push({ row, source: s });
+            break loop;
+          }
+        }
+      }
+    }
+    return this.removeConflicts(enabled);
+  }
+
+  private check(guard: GuardRow, event: Event): boolean {
+    if (typeof guard === 'string') {
+      const fn = this.options.logic.guards[guard] as (args: { context: TContext; event: Event }) => boolean;
+      return fn({ context: this.context, event });
+    }
+    if ('and' in guard) return guard.and.every((g) => this.check(g, event));
+    return !this.check(guard.not, event);
+  }
+
+  /** Of two transitions that would exit the same state, the one from the deeper source wins (XState's rule). */
+  private removeConflicts(enabled: Selected[]): Selected[] {
+    if (enabled.length < 2) return enabled;
+    const kept: Selected[] = [];
+    for (const t1 of enabled) {
+      let preempted = false;
+      const remove = new Set<Selected>();
+      for (const t2 of kept) {
+        if (intersects(this.exitSet([t1]), this.exitSet([t2]))) {
+          if (this.isDescendant(t1.source, t2.source)) remove.add(t2);
+          else {
+            preempted = true;
+            break;
+          }
+        }
+      }
+      if (!preempted) {
+        for (const t of remove) kept.splice(kept.indexOf(t), 1);
+        kept.push(t1);
+      }
+    }
+    return kept;
+  }
+
+  // ---- the microstep ----
+
+  private microstep(
+    rows: readonly TransitionRow[],
+    sources: readonly number[],
+    event: Event,
+    initial: boolean,
+  ): void {
+    if (rows.length === 0) return;
+    const selected = rows.map((row, i) => ({ row, source: sources[i]! }));
+    if (!initial) this.exitStates(this.exitSet(selected), event);
+    for (const { row } of selected) this.execute(row.actions, event);
+    this.enterStates(selected, event, initial);
+  }
+
+  private exitSet(transitions: readonly Selected[]): number[] {
+    const exit = new Set<number>();
+    for (const t of transitions) {
+      if (!t.row.targets?.length) continue;
+      const domain = this.domain(t);
+      if (t.row.reenter && t.source === domain) exit.add(domain);
+      for (let s = 0; s < this.states.length; s++)
+        if (this.active[s] && this.isDescendant(s, domain)) exit.add(s);
+    }
+    return [...exit];
+  }
+
+  private exitStates(toExit: number[], event: Event): void {
+    toExit.sort((a, b) => b - a);
+    for (const s of toExit) {
+      const state = this.states[s]!;
+      this.execute(state.exit, event);
+      for (const after of state.after) this.cancelTimer(after.event);
+      for (const invoke of state.invoke) this.stopChild(invoke.id);
+      this.active[s] = false;
+      this.changed = true;
+    }
+  }
+
+  private enterStates(transitions: readonly Selected[], event: Event, initial: boolean): void {
+    const toEnter = new Set<number>();
+    this.entrySet(transitions, toEnter);
+    if (initial) toEnter.add(0);
+    for (const s of [...toEnter].sort((a, b) => a - b)) {
+      const state = this.states[s]!;
+      this.active[s] = true;
+      this.changed = true;
+      this.execute(state.entry, event);
+      for (const after of state.after) this.armTimer(after.event, after.delay);
+      for (const invoke of state.invoke) this.spawn(invoke.id, invoke.src, invoke.input, event, false);
+      if (state.type === 'final' && state.parent === 0) {
+        // A final child of the root ends the machine; the derivation accepts final states nowhere else.
+        for (let a = this.states.length - 1; a >= 0; a--) {
+          if (!this.active[a]) continue;
+          this.execute(this.states[a]!.exit, event);
+          for (const after of this.states[a]!.after) this.cancelTimer(after.event);
+        }
+        this.status = 'done';
+        this.output = this.machineOutput(state, event);
+        for (const child of this.children.values()) this.stopChild(child.id);
+        return;
+      }
+    }
+  }
+
+  private machineOutput(final: StateRow, event: Event): unknown {
+    const { outputs } = this.options.logic;
+    const stateOutput =
+      final.output === undefined ? undefined : outputs[final.output]!({ context: this.context, event });
+    const name = this.options.table.output;
+    if (name === undefined) return undefined;
+    const doneEvent = { type: `xstate.done.state.${final.id}`, output: stateOutput };
+    return outputs[name]!({ context: this.context, event: doneEvent });
+  }
+
+  // ---- entry set (XState's computeEntrySet and its helpers) ----
+
+  private entrySet(transitions: readonly Selected[], toEnter: Set<number>): void {
+    for (const t of transitions) {
+      const targets = t.row.targets ?? [];
+      const domain = this.domain(t);
+      for (const s of targets) {
+        if (t.source !== s || t.source !== domain || t.row.reenter) toEnter.add(s);
+        this.addDescendants(s, toEnter);
+      }
+      for (const s of targets) {
+        const ancestors = this.properAncestors(s, domain);
+        if (domain !== -1 && this.states[domain]!.type === 'parallel') ancestors.push(domain);
+        const reentrancy = this.states[t.source]!.parent === -1 && t.row.reenter ? undefined : domain;
+        this.addAncestors(ancestors, toEnter, reentrancy);
+      }
+    }
+  }
+
+  private addDescendants(s: number, toEnter: Set<number>): void {
+    const state = this.states[s]!;
+    if (state.type === 'compound') {
+      const initial = state.initial!;
+      toEnter.add(initial);
+      this.addDescendants(initial, toEnter);
+    } else if (state.type === 'parallel') {
+      for (const child of state.children) {
+        if (![...toEnter].some((e) => this.isDescendant(e, child))) {
+          toEnter.add(child);
+          this.addDescendants(child, toEnter);
+        }
+      }
+    }
+  }
+
+  private addAncestors(
+    ancestors: readonly number[],
+    toEnter: Set<number>,
+    reentrancy: number | undefined,
+  ): void {
+    for (const anc of ancestors) {
+      if (reentrancy === undefined || this.isDescendant(anc, reentrancy)) toEnter.add(anc);
+      const state = this.states[anc]!;
+      if (state.type !== 'parallel') continue;
+      for (const child of state.children) {
+        if (![...toEnter].some((e) => this.isDescendant(e, child))) {
+          toEnter.add(child);
+          this.addDescendants(child, toEnter);
+        }
+      }
+    }
+  }
+
+  private initialTargets(): number[] {
+    const root = this.states[0]!;
+    if (root.type === 'compound') return [root.initial!];
+    return [...root.children];
+  }
+
+  // ---- tree helpers (XState's, over table indices; -1 stands for "no state") ----
+
+  /** The state whose descendants a transition exits and enters (XState's getTransitionDomain). */
+  private domain(t: Selected): number {
+    const targets = t.row.targets ?? [];
+    if (!t.row.reenter && targets.every((s) => s === t.source || this.isDescendant(s, t.source)))
+      return t.source;
+    const lca = this.leastCommonAncestor([...targets, t.source]);
+    if (lca !== -1) return lca;
+    return t.row.reenter ? -1 : 0;
+  }
+
+  private leastCommonAncestor(nodes: readonly number[]): number {
+    const [head, ...tail] = nodes;
+    for (const ancestor of this.properAncestors(head!, -1)) {
+      if (tail.every((s) => this.isDescendant(s, ancestor))) return ancestor;
+    }
+    return -1;
+  }
+
+  /** Ancestors of `s` from its parent up, stopping before `upTo` (-1: up to the root, included). */
+  private properAncestors(s: number, upTo: number): number[] {
+    const ancestors: number[] = [];
+    if (s === upTo) return ancestors;
+    for (let m = this.states[s]!.parent; m !== -1 && m !== upTo; m = this.states[m]!.parent)
+      ancestors.push(m);
+    return ancestors;
+  }
+
+  /** Whether `child` lies strictly below `parent` (every state lies below -1, as below XState's `undefined`). */
+  private isDescendant(child: number, parent: number): boolean {
+    let marker = child;
+    while (this.states[marker]!.parent !== -1 && this.states[marker]!.parent !== parent)
+      marker = this.states[marker]!.parent;
+    return this.states[marker]!.parent === parent;
+  }
+
+  private valueOf(s: number): unknown {
+    const state = this.states[s]!;
+    const activeChildren = state.children.filter((c) => this.active[c]);
+    if (state.type === 'compound') {
+      const child = activeChildren[0];
+      if (child === undefined) return {};
+      const type = this.states[child]!.type;
+      if (type === 'atomic' || type === 'final') return this.states[child]!.key;
+    }
+    const value: Record<string, unknown> = {};
+    for (const child of activeChildren) value[this.states[child]!.key] = this.valueOf(child);
+    return value;
+  }
+
+  // ---- actions and effects ----
+
+  private execute(actions: readonly ActionRow[], event: Event): void {
+    for (const action of actions) {
+      const impl = this.options.logic.actions[action.name] as ActionImpl<TContext>;
+      if (impl.kind === 'raise') {
+        this.internal.push(impl.event);
+        continue;
+      }
+      const params = this.paramsOf(action, event);
+      const args = { context: this.context, event: event as never };
+      if (impl.kind === 'assign') {
+        this.patch(impl.run(args, params as never));
+      } else if (impl.kind === 'emit') {
+        const emitted = impl.run(args, params as never);
+        if (emitted !== undefined) this.emit(emitted);
+      } else {
+        this.performStep(impl.run(args, params as never), event);
+      }
+    }
+  }
+
+  private paramsOf(action: ActionRow, event: Event): unknown {
+    const params = action.params;
+    if (params === undefined) return undefined;
+    if ('value' in params) return params.value;
+    return this.options.logic.params[params.from]!({ context: this.context, event });
+  }
+
+  private patch(changes: Partial<TContext>): void {
+    this.context = { ...this.context, ...changes };
+    this.changed = true;
+  }
+
+  private performStep(step: ActionStep<TContext>, event: Event): void {
+    this.patch(step.changes);
+    for (const id of step.stop ?? []) this.stopChild(id);
+    for (const child of step.start ?? []) this.spawnWithInput(child.id, child.src, child.input, true);
+    for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
+    void event;
+  }
+
+  private emit(event: { type: string }): void {
+    const onEmit = this.options.onEmit;
+    if (onEmit) this.deferred.push(() => onEmit(event));
+  }
+
+  private armTimer(eventType: string, delayName: string): void {
+    const delay = this.options.logic.delays[delayName]!({ context: this.context });
+    this.deferred.push(() => {
+      this.clearTimer(eventType);
+      const fire = () => {
+        if (this.timers.get(eventType) !== handle) return;
+        this.timers.delete(eventType);
+        this.send({ type: eventType });
+      };
+      const handle: unknown = this.options.timers.set(fire, delay);
+      this.timers.set(eventType, handle);
+    });
+  }
+
+  private cancelTimer(eventType: string): void {
+    this.deferred.push(() => this.clearTimer(eventType));
+  }
+
+  private clearTimer(eventType: string): void {
+    const handle = this.timers.get(eventType);
+    if (handle === undefined) return;
+    this.timers.delete(eventType);
+    this.options.timers.clear(handle);
+  }
+
+  private spawn(
+    id: string,
+    src: string,
+    inputName: string | undefined,
+    event: Event,
+    spawned: boolean,
+  ): void {
+    const input =
+      inputName === undefined
+        ? undefined
+        : this.options.logic.inputs[inputName]!({ context: this.context, event });
+    this.spawnWithInput(id, src, input, spawned);
+  }
+
+  private spawnWithInput(id: string, src: string, input: unknown, spawned: boolean): void {
+    const child: Child = { id, src, input, spawned, state: 'new' };
+    this.children.set(id, child);
+    this.changed = true;
+    this.deferred.push(() => this.startChild(child));
+  }
+
+  private stopChild(id: string): void {
+    const child = this.children.get(id);
+    if (child === undefined) return;
+    this.children.delete(id);
+    this.changed = true;
+    // A child stopped in the step that spawned it never starts (as in XState).
+    if (child.state === 'new') child.state = 'stopped';
+    else this.deferred.push(() => this.abort(child));
+  }
+
+  private abort(child: Child): void {
+    if (child.state === 'stopped') return;
+    child.state = 'stopped';
+    child.controller?.abort();
+  }
+
+  private startChild(child: Child): void {
+    if (child.state !== 'new') return;
+    child.state = 'running';
+    const effect = this.options.actors[child.src];
+    if (effect === undefined) throw new Error(`${this.options.table.id}: no actor \`${child.src}\` provided`);
+    const controller = new AbortController();
+    child.controller = controller;
+    let result: unknown;
+    try {
+      result = effect(child.input as never, controller.signal);
+    } catch (error) {
+      this.reply(child, { ok: false, error });
+      return;
+    }
+    if (isPromiseLike(result)) {
+      result.then(
+        (value) => this.reply(child, { ok: true, value }),
+        (error: unknown) => this.reply(child, { ok: false, error }),
+      );
+    } else {
+      this.reply(child, { ok: true, value: result });
+    }
+  }
+
+  /** An actor's answer reaches the machine only while that very child is current. */
+  private reply(child: Child, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+    if (child.state !== 'running' || this.children.get(child.id) !== child) return;
+    child.state = 'stopped';
+    this.children.delete(child.id);
+    if (child.spawned) {
+      // A spawned child's answer is the one event it sends back (its wrapper never rejects).
+      if (outcome.ok) this.send(outcome.value as Event);
+      return;
+    }
+    this.send(
+      outcome.ok
+        ? { type: `xstate.done.actor.${child.id}`, output: outcome.value }
+        : { type: `xstate.error.actor.${child.id}`, error: outcome.error },
+    );
+  }
+}
+
+/** An invoked actor failed and no transition handles its error: the machine fails, as an XState actor does. */
+export class UnhandledActorError extends Error {
+  override name = 'UnhandledActorError';
+  constructor(machine: string, eventType: string, cause: unknown) {
+    super(`${machine}: nothing handles ${eventType}`, { cause });
+  }
+}
+
+interface Selected {
+  row: TransitionRow;
+  source: number;
+}
+
+function intersects(a: readonly number[], b: readonly number[]): boolean {
+  return a.some((x) => b.includes(x));
+}
+
+function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
+}
+
+/** XState's `matchesState(test, value)`. */
+export function matchesValue(test: unknown, value: unknown): boolean {
+  if (typeof test === 'string') {
+    if (typeof value === 'string') return test === value;
+    return typeof value === 'object' && value !== null && test in value;
+  }
+  if (typeof value === 'string') return false;
+  const v = value as Record<string, unknown>;
+  return Object.entries(test as Record<string, unknown>).every(
+    ([key, sub]) => key in v && matchesValue(sub, v[key]),
+  );
+}

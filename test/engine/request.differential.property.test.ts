@@ -1,0 +1,287 @@
+import { fc, test } from '@fast-check/vitest';
+import { describe, expect, it } from 'vitest';
+import type { GuardRow, MachineTable, TransitionRow } from '../../machines/machine-table.js';
+import type { MachineLogic } from '../../machines/machine-logic.js';
+import { requestLogic } from '../../machines/request/request.logic.js';
+import { requestMachine } from '../../machines/request/request.machine.js';
+import { requestTable } from '../../machines/request/request.table.js';
+import type { RequestMachineInput } from '../../machines/request/request.types.js';
+import { seededRandom } from '../../src/drill/seeded-random.js';
+import { definePolicy } from '../../src/policy/define-policy.js';
+import { policyArb } from '../helpers/arbitraries.js';
+import {
+  expectSame,
+  leanSide,
+  settle,
+  xstateSide,
+  visitedValues,
+  type Invocation,
+  type MachineUnderTest,
+  type Mutation,
+  type Side,
+} from './differential-harness.js';
+
+/**
+ * The lean executor runs the request machine exactly as XState does: for random policies, inputs, transport
+ * outcomes, actor answers, cancellations, connectivity hints and clock advances, compared after every step.
+ */
+export const requestUnderTest: MachineUnderTest = {
+  machine: requestMachine,
+  table: requestTable,
+  logic: requestLogic as unknown as MachineLogic<never, never>,
+  invoked: ['chooseOrigin', 'transport', 'claimRetry', 'refreshAuth', 'reconcile'],
+  ignore: ['random'],
+};
+
+const ORIGINS = ['primary', 'backup', 'reads'];
+
+const inputArb = fc.record({
+  policy: policyArb,
+  origins: fc.integer({ min: 1, max: 3 }),
+  method: fc.constantFrom('GET', 'POST', 'PUT', 'PATCH'),
+  write: fc.boolean(),
+  key: fc.boolean(),
+  deadlineMs: fc.option(fc.integer({ min: 1, max: 15_000 }), { nil: undefined }),
+  canRefreshAuth: fc.boolean(),
+  canReconcile: fc.boolean(),
+  deferrable: fc.boolean(),
+  deviceOffline: fc.nat(5).map((n) => n === 0),
+  seed: fc.integer(),
+});
+
+/** An answer for whichever call is picked; the fields that fit the call's actor are used. */
+const answerArb = fc.record({
+  pick: fc.nat(3),
+  reject: fc.nat(7).map((n) => n === 0),
+  transport: fc.oneof(
+    fc.record({
+      kind: fc.constant('response' as const),
+      status: fc.constantFrom(200, 204, 401, 404, 408, 429, 500, 502, 503, 504),
+      retryAfter: fc.option(fc.constantFrom('0', '1', '3', '30', 'soon'), { nil: undefined }),
+      attempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+    }),
+    fc.record({
+      kind: fc.constant('error' as const),
+      phase: fc.constantFrom(
+        'offline',
+        'dns',
+        'connect',
+        'connect-timeout',
+        'tls',
+        'response-timeout',
+        'connection-lost',
+        'unknown',
+      ),
+      requestSent: fc.option(fc.constantFrom('no', 'yes', 'unknown'), { nil: undefined }),
+      attempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+    }),
+  ),
+  origin: fc.option(fc.nat(2), { nil: undefined, freq: 6 }),
+  granted: fc.boolean(),
+  reconcile: fc.constantFrom('applied', 'not-applied', 'unknown'),
+});
+
+const stimulusArb = fc.oneof(
+  { weight: 5, arbitrary: fc.record({ kind: fc.constant('answer' as const), answer: answerArb }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({ kind: fc.constant('advance' as const), ms: fc.integer({ min: 1, max: 6_000 }) }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('send' as const),
+      type: fc.constantFrom('request.cancel', 'connectivity.offline', 'connectivity.online'),
+    }),
+  },
+);
+
+type ValueOf<A> = A extends fc.Arbitrary<infer T> ? T : never;
+type Answer = ValueOf<typeof answerArb>;
+export type RequestCase = ValueOf<typeof inputArb>;
+export type RequestStimulus = ValueOf<typeof stimulusArb>;
+
+/** The value (or error) that answers `call`, built once and given to both sides. */
+function answerFor(
+  call: Invocation,
+  answer: Answer,
+  origins: readonly string[],
+  at: number,
+): { ok: true; value: unknown } | { ok: false; error: unknown } {
+  if (answer.reject && call.src !== 'chooseOrigin' && call.src !== 'claimRetry')
+    return { ok: false, error: new Error(`${call.src} failed`) };
+  switch (call.src) {
+    case 'chooseOrigin':
+      return {
+        ok: true,
+        value: {
+          origin: answer.origin === undefined ? undefined : origins[answer.origin % origins.length],
+          at,
+        },
+      };
+    case 'claimRetry':
+      return { ok: true, value: { granted: answer.granted, at } };
+    case 'refreshAuth':
+      return { ok: true, value: { at } };
+    case 'reconcile':
+      return { ok: true, value: { status: answer.reconcile, at } };
+    default: {
+      const t = answer.transport;
+      if (t.kind === 'error')
+        return {
+          ok: true,
+          value: {
+            kind: 'error',
+            phase: t.phase,
+            requestSent: t.requestSent,
+            message: 'x',
+            attempts: t.attempts,
+            at,
+          },
+        };
+      const headers: Record<string, string> =
+        t.retryAfter === undefined ? {} : { 'retry-after': t.retryAfter };
+      return {
+        ok: true,
+        value: {
+          kind: 'response',
+          response: new Response(null, { status: t.status, headers }),
+          attempts: t.attempts,
+          at,
+        },
+      };
+    }
+  }
+}
+
+function answerBoth(a: Side, b: Side, pick: number, answer: Answer, origins: readonly string[]) {
+  const pendingA = a.effects.pending();
+  const pendingB = b.effects.pending();
+  if (pendingA.length === 0 || pendingB.length === 0) return false;
+  const callA = pendingA[pick % pendingA.length]!;
+  const callB = pendingB[pick % pendingB.length]!;
+  const result = answerFor(callA, answer, origins, a.clock.now());
+  for (const call of [callA, callB]) {
+    if (result.ok) call.resolve(result.value);
+    else call.reject(result.error as Error);
+  }
+  return true;
+}
+
+function makeInput(i: RequestCase): RequestMachineInput {
+  const policy = definePolicy(i.policy);
+  return {
+    requestId: 'r1',
+    method: i.method,
+    origins: ORIGINS.slice(0, i.origins),
+    write: i.write,
+    idempotencyKey: i.key ? 'key-1' : undefined,
+    policy,
+    budgetMs: i.deadlineMs ?? policy.budgetMs,
+    startedAt: 1_000,
+    canRefreshAuth: i.canRefreshAuth,
+    canReconcile: i.canReconcile,
+    deferrable: i.deferrable,
+    random: seededRandom(i.seed),
+    deviceOffline: i.deviceOffline,
+  };
+}
+
+export async function runRequestDifferential(
+  i: RequestCase,
+  stimuli: readonly RequestStimulus[],
+  mutation?: Mutation,
+  mut: MachineUnderTest = requestUnderTest,
+) {
+  const a = xstateSide(mut, makeInput(i), 1_000);
+  const b = leanSide(mut, makeInput(i), 1_000, mutation);
+  const origins = ORIGINS.slice(0, i.origins);
+  await settle(a, b);
+  expectSame(mut, a, b, 'start');
+  let step = 0;
+  for (const s of stimuli) {
+    step++;
+    if (s.kind === 'answer') answerBoth(a, b, s.answer.pick, s.answer, origins);
+    else if (s.kind === 'advance') {
+      await a.clock.increment(s.ms);
+      await b.clock.increment(s.ms);
+    } else {
+      a.send({ type: s.type });
+      b.send({ type: s.type });
+    }
+    await settle(a, b);
+    expectSame(mut, a, b, `step ${step} (${JSON.stringify(s)})`);
+  }
+  // Then to the end: every call answered with a success, time moved on, until both are done.
+  const success: Answer = {
+    pick: 0,
+    reject: false,
+    transport: { kind: 'response', status: 204, retryAfter: undefined, attempts: undefined },
+    origin: 0,
+    granted: true,
+    reconcile: 'applied',
+  };
+  for (let n = 0; a.observe().status === 'active' && n < 50; n++) {
+    if (!answerBoth(a, b, 0, success, origins)) {
+      await a.clock.increment(5_000);
+      await b.clock.increment(5_000);
+    }
+    await settle(a, b);
+    expectSame(mut, a, b, `end ${n}`);
+  }
+}
+
+const caseArb = { input: inputArb, stimuli: fc.array(stimulusArb, { maxLength: 14 }) };
+
+describe('lean executor vs XState: request machine', () => {
+  test.prop(caseArb, { numRuns: Number(process.env.DIFF_RUNS ?? 2_000) })(
+    'same states, context, emitted events, invocations, timers and output at every step',
+    async ({ input, stimuli }) => {
+      await runRequestDifferential(input, stimuli);
+    },
+  );
+
+  it('reached every state of the machine', () => {
+    const leaves = requestTable.states.filter((s) => s.type !== 'compound').map((s) => s.key);
+    const seen = [...visitedValues].join(' ');
+    expect(leaves.filter((key) => !seen.includes(`"${key}"`))).toEqual([]);
+  });
+
+  const mutants: [string, Mutation][] = [
+    ['a guard inverted (isSuccess)', { table: invertGuard(requestTable, 'isSuccess') }],
+    ['a guard inverted (isSafeToReplay)', { table: invertGuard(requestTable, 'isSafeToReplay') }],
+    [
+      'a delay ignored (every timer fires at once)',
+      { timers: (timers) => ({ ...timers, set: (fn) => timers.set(fn, 0) }) },
+    ],
+    ['a timer never armed', { timers: () => ({ set: () => Symbol('never'), clear: () => undefined }) }],
+  ];
+  for (const [name, mutation] of mutants) {
+    it(`fails for a wrong executor: ${name}`, async () => {
+      const property = fc.asyncProperty(caseArb.input, caseArb.stimuli, async (input, stimuli) => {
+        await runRequestDifferential(input, stimuli, mutation);
+      });
+      await expect(fc.assert(property, { numRuns: 500, seed: 42 })).rejects.toThrow();
+    });
+  }
+});
+
+/** The table with every use of the named guard replaced by its negation. */
+export function invertGuard(table: MachineTable, name: string): MachineTable {
+  const flip = (guard: GuardRow): GuardRow => {
+    if (guard === name) return { not: name };
+    if (typeof guard === 'string') return guard;
+    if ('and' in guard) return { and: guard.and.map(flip) };
+    return { not: flip(guard.not) };
+  };
+  const rows = (list: readonly TransitionRow[]) =>
+    list.map((row) => (row.guard === undefined ? row : { ...row, guard: flip(row.guard) }));
+  return {
+    ...table,
+    states: table.states.map((state) => ({
+      ...state,
+      always: rows(state.always),
+      on: Object.fromEntries(Object.entries(state.on).map(([type, list]) => [type, rows(list)])),
+    })),
+  };
+}
