@@ -1,0 +1,160 @@
+/**
+ * The peers of the success and retry sections: failwise's public client next to a hand-written
+ * loop, cockatiel (with and without a timeout) and p-retry, each over the same in-process sender, so
+ * the figures are the cost of the retry machinery alone.
+ */
+import {
+  ConsecutiveBreaker,
+  TimeoutStrategy,
+  circuitBreaker,
+  handleAll,
+  retry,
+  timeout,
+  wrap,
+} from 'cockatiel';
+import pRetry from 'p-retry';
+
+import { createFailoverClient, systemClock, type Clock, type FailoverClient } from '../src/index.node.js';
+import type { Peer } from './harness.js';
+import type { PeerId } from './report.js';
+
+/** The statuses every peer retries: failwise's default `retryableStatuses`. */
+const RETRYABLE = new Set([408, 429, 502, 503, 504]);
+
+/** A clock whose 0 ms timers run as microtasks; longer timers never fire (they are always cleared first). */
+export const microClock: Clock = {
+  now: () => 0,
+  setTimeout(fn, ms) {
+    const handle = { live: true };
+    if (ms === 0) queueMicrotask(() => handle.live && fn());
+    return handle;
+  },
+  clearTimeout(handle) {
+    if (handle) (handle as { live: boolean }).live = false;
+  },
+};
+
+/**
+ * An in-process server: `ok` answers every send with a 204; `flaky` answers 503, then 204, then 503 ...
+ * Every peer awaits each call before the next, and each call makes exactly two sends, so each call's
+ * first send is the 503; `check` proves it by counting.
+ */
+export function sender(script: 'ok' | 'flaky') {
+  let sends = 0;
+  return {
+    send: (): Promise<Response> => {
+      const first = sends++ % 2 === 0;
+      return Promise.resolve(new Response(null, { status: script === 'flaky' && first ? 503 : 204 }));
+    },
+    sends: () => sends,
+    reset: () => void (sends = 0),
+  };
+}
+
+class RetryableStatus extends Error {
+  constructor(readonly response: Response) {
+    super(`status ${response.status}`);
+  }
+}
+
+/** Throws for a retryable status, since cockatiel's `handleAll` and p-retry retry on errors. */
+async function throwIfRetryable(send: () => Promise<Response>): Promise<Response> {
+  const response = await send();
+  if (RETRYABLE.has(response.status)) throw new RetryableStatus(response);
+  return response;
+}
+
+/** What a careful app writes by hand: 3 attempts, retry on a retryable status or an error, 0 ms apart. */
+export async function handLoop(send: () => Promise<Response>, attempts = 3): Promise<Response> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const response = await send();
+      if (!RETRYABLE.has(response.status) || attempt >= attempts) return response;
+    } catch (error) {
+      if (attempt >= attempts) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 0));
+  }
+}
+
+/** Issue 10's cockatiel policy: 2 retries (3 attempts), a breaker, and a 10 s aggressive timeout per attempt. */
+const cockatielWithTimeout = () =>
+  wrap(
+    retry(handleAll, { maxAttempts: 2 }),
+    circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) }),
+    timeout(10_000, TimeoutStrategy.Aggressive),
+  );
+const cockatielNoTimeout = () =>
+  wrap(
+    retry(handleAll, { maxAttempts: 2 }),
+    circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) }),
+  );
+
+const statusOf = (result: Response | Awaited<ReturnType<FailoverClient['request']>>): number =>
+  result instanceof Response ? result.status : result.status === 'succeeded' ? result.response.status : 0;
+
+export interface PeerSet {
+  peers: Peer[];
+  close: () => Promise<void>;
+}
+
+/** The peers of one section, each with its own sender and its own checks. */
+export function peersFor(script: 'ok' | 'flaky'): PeerSet {
+  const sendsPerCall = script === 'flaky' ? 2 : 1;
+  const clients: FailoverClient[] = [];
+  const failwise = (clock: Clock) => (send: () => Promise<Response>) => {
+    const client = createFailoverClient({
+      origins: [{ id: 'primary', url: 'https://api.example.test' }],
+      clock,
+      transport: { name: 'bench', send: async () => ({ kind: 'response', response: await send() }) },
+      policy: { backoff: { initialMs: 0, maxMs: 0 } },
+    });
+    clients.push(client);
+    return () => client.request({ path: '/x' });
+  };
+  const makers: Record<PeerId, (send: () => Promise<Response>) => () => Promise<Response | object>> = {
+    failwise: failwise(systemClock),
+    failwiseMicroClock: failwise(microClock),
+    handLoop: (send) => () => handLoop(send),
+    cockatiel: (send) => {
+      const policy = cockatielWithTimeout();
+      return () => policy.execute(() => throwIfRetryable(send));
+    },
+    cockatielNoTimeout: (send) => {
+      const policy = cockatielNoTimeout();
+      return () => policy.execute(() => throwIfRetryable(send));
+    },
+    pRetry: (send) => () => pRetry(() => throwIfRetryable(send), { retries: 2, minTimeout: 0 }),
+  };
+  const order: PeerId[] = [
+    'handLoop',
+    'cockatiel',
+    'cockatielNoTimeout',
+    'pRetry',
+    'failwise',
+    'failwiseMicroClock',
+  ];
+  const peers = order.map((id): Peer => {
+    const server = sender(script);
+    const run = makers[id](server.send);
+    let wrong = 0;
+    return {
+      id,
+      call: async () => {
+        const result = (await run()) as Parameters<typeof statusOf>[0];
+        if (statusOf(result) !== 204) wrong++;
+      },
+      reset: () => {
+        server.reset();
+        wrong = 0;
+      },
+      check: (calls) => {
+        if (wrong > 0 || server.sends() !== calls * sendsPerCall)
+          throw new Error(
+            `bench: ${id} made ${server.sends()} sends for ${calls} calls (expected ${calls * sendsPerCall}), ${wrong} not a 204`,
+          );
+      },
+    };
+  });
+  return { peers, close: async () => void (await Promise.all(clients.map((client) => client.close()))) };
+}

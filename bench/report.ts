@@ -1,0 +1,512 @@
+/**
+ * The pure half of `npm run bench`: what a run measured (`BenchResults`), the figures issue 10 asks for
+ * (`summarize`), their targets (`TARGETS`), and the text made from them: the console tables, the JSON
+ * summary line and docs/benchmarks.md. Nothing here times, allocates a server or reads the clock, so
+ * test/bench/bench-report.test.ts checks it with fixed numbers.
+ */
+
+/** The peers of the success and retry sections, by id. */
+export const PEERS = {
+  failwise: 'failwise client.request (systemClock)',
+  failwiseMicroClock: 'failwise client.request (microClock, for reference)',
+  handLoop: 'hand-written retry loop',
+  cockatiel: 'cockatiel retry + breaker + timeout',
+  cockatielNoTimeout: 'cockatiel retry + breaker',
+  pRetry: 'p-retry 6',
+} as const;
+export type PeerId = keyof typeof PEERS;
+
+/** One peer's cost per call, over interleaved rounds. */
+export interface TimingRow {
+  id: PeerId;
+  /** Total time over total calls, all measured rounds. */
+  meanUs: number;
+  /** The median of the rounds' means. */
+  medianUs: number;
+  /** The fastest and slowest round's mean: how much the rounds disagree. */
+  minUs: number;
+  maxUs: number;
+  calls: number;
+  rounds: number;
+}
+
+export interface TimingSection {
+  rows: TimingRow[];
+  /** What each round looked like, for the method note (e.g. "12 rounds of about 80 ms per peer"). */
+  roundMs: number;
+}
+
+export interface MemoryResult {
+  requests: number;
+  /** Heap used after the requests started minus before (both after a full gc). */
+  heapDeltaBytes: number;
+  /** `heapDeltaBytes / requests`. */
+  bytesPerInflight: number;
+  /** Heap used after close and a full gc, minus the same baseline (negative: less than before). */
+  retainedAfterCloseBytes: number;
+  /** How long starting every request took, until the transport had seen each one. */
+  startMs: number;
+  /** How long `client.close()` and the end of every request took. */
+  closeMs: number;
+  /** Every request's promise settled after close. */
+  allEnded: boolean;
+  /** Outcomes after close, `status` or `status:reason`. */
+  outcomes: Record<string, number>;
+}
+
+export interface ThroughputResult {
+  requestsPerRound: number;
+  concurrency: number;
+  /** Requests per second of each measured round, in the order run. */
+  fetchPerSecond: number[];
+  failwisePerSecond: number[];
+  /** Requests that did not end in a 204, over every round (should be none). */
+  fetchErrors: number;
+  failwiseNotSucceeded: Record<string, number>;
+}
+
+export interface LoadRound {
+  rawLoopMs: number;
+  failwiseMs: number;
+  /** The longest the event loop was held up during the round (`monitorEventLoopDelay`), in ms. */
+  rawLoopMaxLoopDelayMs: number;
+  failwiseMaxLoopDelayMs: number;
+  /** `succeeded`, or `failed:<reason>`. */
+  rawLoopOutcomes: Record<string, number>;
+  failwiseOutcomes: Record<string, number>;
+  /** Attempts the requests made in all (failwise's from their outcomes). */
+  failwiseAttempts: number;
+  rawLoopAttempts: number;
+  /** The raw loop's failed attempts, by status or undici error code. */
+  rawLoopAttemptFailures: Record<string, number>;
+  /** failwise's failed attempts (its `attempt-failed` events) by failure class and status. */
+  failwiseAttemptFailures: Record<string, number>;
+  /** failwise's origin-health changes (`health-changed` events), `from>to`. */
+  failwiseHealthChanges: Record<string, number>;
+  /** Requests the server answered during the round (probes included). */
+  rawLoopServerRequests: number;
+  failwiseServerRequests: number;
+}
+
+export interface LoadResult {
+  requests: number;
+  rounds: LoadRound[];
+}
+
+export interface BundleFigures {
+  entry: string;
+  totalGzipBytes: number;
+  ownGzipBytes: number;
+}
+
+export interface BenchResults {
+  meta: {
+    date: string;
+    node: string;
+    platform: string;
+    cpuModel: string;
+    cores: number;
+    command: string;
+    durationS: number;
+  };
+  success: TimingSection;
+  retry: TimingSection;
+  memory: MemoryResult;
+  loopback: ThroughputResult;
+  load: LoadResult;
+  bundle: { everything: BundleFigures; minimal: BundleFigures };
+}
+
+/** The figures of a run; the JSON line printed last has exactly these keys. */
+export interface Summary {
+  successOverheadVsCockatiel: number;
+  successOverheadVsCockatielNoTimeout: number;
+  retryOverheadVsCockatiel: number;
+  retryOverheadVsCockatielNoTimeout: number;
+  bytesPerInflight: number;
+  loopbackThroughputVsFetch: number;
+  loadTimeVsRawLoop: number;
+  budgetExhaustedUnderLoad: number;
+  bundleEverythingKB: number;
+  bundleMinimalKB: number;
+}
+export type SummaryKey = keyof Summary;
+
+export interface Target {
+  /** `<=` or `>=` the limit; `=` means exactly the limit. */
+  op: '<=' | '>=' | '=';
+  limit: number;
+  unit: string;
+  what: string;
+}
+
+/** Issue 10's targets. Reported next to the figures; nothing asserts them. */
+export const TARGETS: Record<SummaryKey, Target> = {
+  successOverheadVsCockatiel: {
+    op: '<=',
+    limit: 1,
+    unit: 'x',
+    what: 'success path, failwise mean ÷ cockatiel (with timeout)',
+  },
+  successOverheadVsCockatielNoTimeout: {
+    op: '<=',
+    limit: 1,
+    unit: 'x',
+    what: 'success path, failwise mean ÷ cockatiel without timeout',
+  },
+  retryOverheadVsCockatiel: {
+    op: '<=',
+    limit: 1,
+    unit: 'x',
+    what: 'retry path (503, then 204), failwise mean ÷ cockatiel (with timeout)',
+  },
+  retryOverheadVsCockatielNoTimeout: {
+    op: '<=',
+    limit: 1,
+    unit: 'x',
+    what: 'retry path, failwise mean ÷ cockatiel without timeout',
+  },
+  bytesPerInflight: { op: '<=', limit: 1024, unit: 'B', what: 'heap per request in flight' },
+  loopbackThroughputVsFetch: {
+    op: '>=',
+    limit: 0.95,
+    unit: 'x',
+    what: 'loopback HTTP req/s, failwise ÷ raw fetch',
+  },
+  loadTimeVsRawLoop: {
+    op: '<=',
+    limit: 1.2,
+    unit: 'x',
+    what: '3,000 requests at once, half 503 first: wall time ÷ raw retry loop',
+  },
+  budgetExhaustedUnderLoad: {
+    op: '=',
+    limit: 0,
+    unit: '',
+    what: 'failwise requests ending budget-exhausted under that load (worst round)',
+  },
+  bundleEverythingKB: { op: '<=', limit: 30, unit: 'KB', what: 'gzip, browser bundle of src/index.ts' },
+  bundleMinimalKB: {
+    op: '<=',
+    limit: 16,
+    unit: 'KB',
+    what: 'gzip, browser bundle of a minimal app (bench/fixtures/minimal-app.ts)',
+  },
+};
+
+export const SUMMARY_KEYS = Object.keys(TARGETS) as SummaryKey[];
+
+export function median(values: readonly number[]): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+function row(section: TimingSection, id: PeerId): TimingRow {
+  const found = section.rows.find((candidate) => candidate.id === id);
+  if (!found) throw new Error(`bench report: no "${id}" row`);
+  return found;
+}
+
+const round = (value: number, digits: number): number => {
+  const factor = 10 ** digits;
+  return Math.round(value * factor) / factor;
+};
+
+/** The figures issue 10 asks for, rounded as printed. */
+export function summarize(results: BenchResults): Summary {
+  const ratio = (section: TimingSection, peer: PeerId) =>
+    round(row(section, 'failwise').meanUs / row(section, peer).meanUs, 2);
+  const { load, loopback, bundle } = results;
+  return {
+    successOverheadVsCockatiel: ratio(results.success, 'cockatiel'),
+    successOverheadVsCockatielNoTimeout: ratio(results.success, 'cockatielNoTimeout'),
+    retryOverheadVsCockatiel: ratio(results.retry, 'cockatiel'),
+    retryOverheadVsCockatielNoTimeout: ratio(results.retry, 'cockatielNoTimeout'),
+    bytesPerInflight: Math.round(results.memory.bytesPerInflight),
+    loopbackThroughputVsFetch: round(median(loopback.failwisePerSecond) / median(loopback.fetchPerSecond), 3),
+    loadTimeVsRawLoop: round(
+      median(load.rounds.map((r) => r.failwiseMs)) / median(load.rounds.map((r) => r.rawLoopMs)),
+      2,
+    ),
+    budgetExhaustedUnderLoad: Math.max(
+      0,
+      ...load.rounds.map((r) => r.failwiseOutcomes['failed:budget-exhausted'] ?? 0),
+    ),
+    bundleEverythingKB: round(bundle.everything.totalGzipBytes / 1024, 2),
+    bundleMinimalKB: round(bundle.minimal.totalGzipBytes / 1024, 2),
+  };
+}
+
+export function meetsTarget(key: SummaryKey, value: number): boolean {
+  const { op, limit } = TARGETS[key];
+  if (op === '<=') return value <= limit;
+  if (op === '>=') return value >= limit;
+  return value === limit;
+}
+
+/** The last line `npm run bench` prints: one JSON object, the summary's keys first. */
+export function summaryLine(summary: Summary, extra: Record<string, string | number | boolean> = {}): string {
+  return JSON.stringify({ ...summary, ...extra });
+}
+
+export type Align = 'left' | 'right';
+
+/**
+ * A Markdown table with padded columns, as Prettier formats one (so docs/benchmarks.md passes
+ * `prettier --check` as written); it reads well in a terminal too. Cells must not contain `|`.
+ */
+export function renderTable(headers: string[], rows: string[][], align: Align[] = []): string {
+  const all = [headers, ...rows];
+  const widths = headers.map((_, column) =>
+    Math.max(3, ...all.map((cells) => [...(cells[column] ?? '')].length)),
+  );
+  const pad = (cell: string, column: number) => {
+    const fill = ' '.repeat((widths[column] ?? 0) - [...cell].length);
+    return align[column] === 'right' ? fill + cell : cell + fill;
+  };
+  const line = (cells: string[]) => `| ${headers.map((_, c) => pad(cells[c] ?? '', c)).join(' | ')} |`;
+  const rule = `| ${widths
+    .map((width, column) => (align[column] === 'right' ? `${'-'.repeat(width - 1)}:` : '-'.repeat(width)))
+    .join(' | ')} |`;
+  return [line(headers), rule, ...rows.map(line)].join('\n');
+}
+
+/** A number with thousands separators and at most `digits` decimals. */
+export function fmt(value: number, digits = 0): string {
+  if (!Number.isFinite(value)) return String(value);
+  return value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+const outcomeList = (outcomes: Record<string, number>): string => {
+  const entries = Object.entries(outcomes).sort(([, a], [, b]) => b - a);
+  return entries.length === 0 ? 'none' : entries.map(([name, count]) => `${name} ${fmt(count)}`).join(', ');
+};
+
+function timingTable(section: TimingSection): string {
+  const base = row(section, 'cockatiel').meanUs;
+  const hand = row(section, 'handLoop').meanUs;
+  return renderTable(
+    ['peer', 'mean µs', 'median µs', 'rounds min–max µs', 'x cockatiel + timeout', 'x hand loop', 'calls'],
+    section.rows.map((r) => [
+      PEERS[r.id],
+      fmt(r.meanUs, 2),
+      fmt(r.medianUs, 2),
+      `${fmt(r.minUs, 2)}–${fmt(r.maxUs, 2)}`,
+      fmt(r.meanUs / base, 2),
+      fmt(r.meanUs / hand, 1),
+      fmt(r.calls),
+    ]),
+    ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+  );
+}
+
+function memoryTable(memory: MemoryResult): string {
+  return renderTable(
+    ['measure', 'value'],
+    [
+      ['requests in flight', fmt(memory.requests)],
+      ['heap delta', `${fmt(memory.heapDeltaBytes / 1024 / 1024, 1)} MiB`],
+      ['bytes per request in flight', fmt(memory.bytesPerInflight)],
+      ['time to start them all', `${fmt(memory.startMs)} ms`],
+      ['close() until every request ended', `${fmt(memory.closeMs)} ms`],
+      ['every request ended after close', memory.allEnded ? 'yes' : 'NO'],
+      ['their outcomes', outcomeList(memory.outcomes)],
+      ['heap retained after close, vs before', `${fmt(memory.retainedAfterCloseBytes / 1024, 0)} KiB`],
+    ],
+    ['left', 'right'],
+  );
+}
+
+function loopbackTable(loopback: ThroughputResult): string {
+  const fetchMedian = median(loopback.fetchPerSecond);
+  const failwiseMedian = median(loopback.failwisePerSecond);
+  const rounds = (values: number[]) => values.map((v) => fmt(v)).join(', ');
+  return renderTable(
+    ['client', 'median req/s', 'x fetch', 'req/s per round', 'not a 204'],
+    [
+      ['raw fetch', fmt(fetchMedian), '1.00', rounds(loopback.fetchPerSecond), fmt(loopback.fetchErrors)],
+      [
+        'failwise (default fetch transport)',
+        fmt(failwiseMedian),
+        fmt(failwiseMedian / fetchMedian, 2),
+        rounds(loopback.failwisePerSecond),
+        outcomeList(loopback.failwiseNotSucceeded),
+      ],
+    ],
+    ['left', 'right', 'right', 'right', 'left'],
+  );
+}
+
+function loadTable(load: LoadResult): string {
+  const rawMedian = median(load.rounds.map((r) => r.rawLoopMs));
+  const failwiseMedian = median(load.rounds.map((r) => r.failwiseMs));
+  const times = renderTable(
+    [
+      'round',
+      'raw loop ms',
+      'failwise ms',
+      'x raw loop',
+      'attempts: raw loop (server saw)',
+      'failwise (server saw)',
+      'longest event-loop delay: raw loop',
+      'failwise',
+    ],
+    [
+      ...load.rounds.map((r, i) => [
+        String(i + 1),
+        fmt(r.rawLoopMs),
+        fmt(r.failwiseMs),
+        fmt(r.failwiseMs / r.rawLoopMs, 2),
+        `${fmt(r.rawLoopAttempts)} (${fmt(r.rawLoopServerRequests)})`,
+        `${fmt(r.failwiseAttempts)} (${fmt(r.failwiseServerRequests)})`,
+        `${fmt(r.rawLoopMaxLoopDelayMs)} ms`,
+        `${fmt(r.failwiseMaxLoopDelayMs)} ms`,
+      ]),
+      ['median', fmt(rawMedian), fmt(failwiseMedian), fmt(failwiseMedian / rawMedian, 2), '', '', '', ''],
+    ],
+    ['right', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
+  );
+  const outcomes = renderTable(
+    ['round', 'raw loop outcomes', 'its failed attempts', 'failwise outcomes', 'its failed attempts'],
+    load.rounds.map((r, i) => [
+      String(i + 1),
+      outcomeList(r.rawLoopOutcomes),
+      outcomeList(r.rawLoopAttemptFailures),
+      outcomeList(r.failwiseOutcomes),
+      outcomeList(r.failwiseAttemptFailures),
+    ]),
+    ['right', 'left', 'left', 'left', 'left'],
+  );
+  const health = renderTable(
+    ['round', 'failwise origin-health changes'],
+    load.rounds.map((r, i) => [String(i + 1), outcomeList(r.failwiseHealthChanges)]),
+    ['right', 'left'],
+  );
+  return `${times}\n\n${outcomes}\n\n${health}`;
+}
+
+function bundleTable(bundle: BenchResults['bundle']): string {
+  const kb = (bytes: number) => `${fmt(bytes / 1024, 2)} KB`;
+  return renderTable(
+    ['bundle', 'entry', 'total gzip', 'failwise own code, added (gzip)'],
+    [
+      [
+        'everything',
+        `\`${bundle.everything.entry}\``,
+        kb(bundle.everything.totalGzipBytes),
+        kb(bundle.everything.ownGzipBytes),
+      ],
+      [
+        'minimal app',
+        `\`${bundle.minimal.entry}\``,
+        kb(bundle.minimal.totalGzipBytes),
+        kb(bundle.minimal.ownGzipBytes),
+      ],
+    ],
+    ['left', 'left', 'right', 'right'],
+  );
+}
+
+const targetText = (target: Target): string =>
+  `${target.op === '=' ? '' : `${target.op} `}${fmt(target.limit, target.unit === 'x' ? 2 : 0)}${target.unit === '' ? '' : ` ${target.unit}`}`;
+
+const valueText = (key: SummaryKey, value: number): string => {
+  const { unit } = TARGETS[key];
+  return `${fmt(value, unit === 'x' ? (value >= 100 ? 0 : 2) : unit === 'KB' ? 2 : 0)}${unit === '' ? '' : ` ${unit}`}`;
+};
+
+/** Every figure of the summary next to its target. */
+export function summaryTable(summary: Summary): string {
+  return renderTable(
+    ['figure', 'what', 'measured', 'target', 'met'],
+    SUMMARY_KEYS.map((key) => [
+      `\`${key}\``,
+      TARGETS[key].what,
+      valueText(key, summary[key]),
+      targetText(TARGETS[key]),
+      meetsTarget(key, summary[key]) ? 'yes' : 'no',
+    ]),
+    ['left', 'left', 'right', 'right', 'left'],
+  );
+}
+
+/** The titled tables the console shows, one per section, the summary last. */
+export function sections(results: BenchResults): { title: string; table: string }[] {
+  return [
+    { title: '1. Success path: a no-op transport answers 204 at once', table: timingTable(results.success) },
+    { title: '2. Retry path: 503, then 204; 0 ms backoff everywhere', table: timingTable(results.retry) },
+    {
+      title: `3. Memory: ${fmt(results.memory.requests)} requests in flight on a transport that never answers`,
+      table: memoryTable(results.memory),
+    },
+    {
+      title: `4. Loopback HTTP: ${fmt(results.loopback.requestsPerRound)} requests per round, ${results.loopback.concurrency} concurrent callers`,
+      table: loopbackTable(results.loopback),
+    },
+    {
+      title: `5. Load: ${fmt(results.load.requests)} requests at once, every other one's first attempt gets a 503`,
+      table: loadTable(results.load),
+    },
+    { title: '6. Bundle sizes (browser, esbuild, minified, gzip -9)', table: bundleTable(results.bundle) },
+    { title: 'Summary against issue 10', table: summaryTable(summarize(results)) },
+  ];
+}
+
+/** docs/benchmarks.md, rewritten by each `npm run bench`. */
+export function renderMarkdown(results: BenchResults): string {
+  const { meta } = results;
+  const [success, retry, memory, loopback, load, bundle, summary] = sections(results).map((s) => s.table);
+  const roundNote = (section: TimingSection) =>
+    `${row(section, 'failwise').rounds} rounds, about ${fmt(section.roundMs)} ms per peer per round`;
+  return `${[
+    '# Benchmarks',
+    '',
+    '<!-- Written by `npm run bench` (bench/run.ts); edit bench/report.ts rather than this file. -->',
+    '',
+    `Measured with \`${meta.command}\` on ${meta.date}: Node ${meta.node}, ${meta.platform}, ${meta.cores} cores (${meta.cpuModel}); the run took ${fmt(meta.durationS)} s.`,
+    'Absolute numbers depend on the machine; the ratios, measured side by side in one run, less so.',
+    "Issue 10's targets are shown next to each figure; nothing asserts them.",
+    '',
+    '## Summary',
+    '',
+    summary,
+    '',
+    '## 1. Success path',
+    '',
+    `Each peer calls an in-process transport that answers a 204 at once (a new \`Response\` per call), one call after another (bench/peers.ts): failwise's \`client.request({ path: '/x' })\` (one client, \`systemClock\`); a hand-written loop (3 attempts, retrying failwise's retryable statuses or an error); cockatiel 3.2 \`wrap(retry(handleAll, { maxAttempts: 2 }), circuitBreaker(handleAll, { halfOpenAfter: 10_000, breaker: new ConsecutiveBreaker(5) }), timeout(10_000, TimeoutStrategy.Aggressive))\`, and the same without the timeout; p-retry 6 \`pRetry(fn, { retries: 2, minTimeout: 0 })\`. cockatiel and p-retry retry on errors, so their \`fn\` throws for a retryable status. Every batch is checked: one send per call, every call ending in the 204. Interleaved rounds (bench/harness.ts): ${roundNote(results.success)}, after a warm-up, the order rotated each round; no gc is forced between batches (a forced gc made the cheap peers 2 to 4 times slower right after it). The ratios are of means (all calls of all rounds).`,
+    '',
+    success,
+    '',
+    '## 2. Retry path',
+    '',
+    `The transport answers 503, then 204. Every peer waits 0 ms between attempts on a real timer (Node runs a 0 ms \`setTimeout\` after about 1 ms): cockatiel's \`ConstantBackoff(0)\`, p-retry's \`minTimeout: 0\`, \`setTimeout(0)\` in the hand loop, and failwise with \`backoff: { initialMs: 0, maxMs: 0 }\` on \`systemClock\` (real \`Date.now()\` and timers), which is what the ratios use. The microClock row (0 ms timers as microtasks, no real timer) shows failwise's own cost without the timer; it is not a fair peer. Every batch is checked: two sends per call, every call ending in the 204. ${roundNote(results.retry)}.`,
+    '',
+    retry,
+    '',
+    '## 3. Memory per request in flight',
+    '',
+    `${fmt(results.memory.requests)} interactive GETs start at once against a transport that answers only when the attempt's signal aborts (policy \`budgetMs\` and \`timeouts.attemptMs\` 600 s, so no timer fires while measuring; systemClock). Heap used is read after \`gc()\` (node \`--expose-gc\`) before the first request and once the transport has seen all of them; the difference over the count is the cost of one request in flight, its pending promise included. Then \`client.close()\` must end every one.`,
+    '',
+    memory,
+    '',
+    '## 4. Loopback HTTP throughput',
+    '',
+    `A node:http server in a child process (its own core) on 127.0.0.1 answers 204. ${results.loopback.concurrency} concurrent callers share ${fmt(results.loopback.requestsPerRound)} requests per round: raw \`fetch\` (reading the body) against failwise's default fetch transport (\`createFailoverClient\` from the Node entry, an \`allowInsecure\` http origin). Both go through Node's global undici pool. Rounds alternate fetch, failwise, after one warm-up round of 1,000 each; the ratio is of the median rounds.`,
+    '',
+    loopback,
+    '',
+    '## 5. Under load',
+    '',
+    `${fmt(results.load.requests)} GETs start at once against the same server; every other one carries \`?fail=<id>\` and gets a 503 on its first attempt, then 204. failwise (a new client per round, default policy but \`backoff: { initialMs: 0, maxMs: 0 }\`, 3 attempts, its retry budget and origin health on) against a raw loop over \`fetch\` (3 attempts on a 503 or an error, \`setTimeout(0)\` between). Rounds alternate raw loop, failwise, and before each the server closes its idle keep-alive connections, so every round opens its connections afresh (reused, some met the server's 5 s keep-alive timeout closing them, in both clients); the ratio is of the median wall times. failwise's failed attempts and health changes are counted from its decision events (\`onEvent\`; their redaction is in its time). Attempts are counted by each client (failwise: from its outcomes) and by the server; an attempt the server did not see failed on the connection (undici's \`UND_ERR_SOCKET\`, failwise's \`connection-lost\`). The event-loop delay is the longest stall \`monitorEventLoopDelay\` saw in the client process during the round; starting every request in one turn is most of it.`,
+    '',
+    load,
+    '',
+    '## 6. Bundle sizes',
+    '',
+    '`measureBundle` from scripts/check-bundle-size.ts (esbuild, platform browser, ESM, minified, tree-shaken; gzip level 9). Everything: the `failwise` entry, src/index.ts, with every export kept. Minimal app: bench/fixtures/minimal-app.ts imports only `createFailoverClient` and makes interactive requests over two origins. Own code is the total minus a bundle of just the xstate and zod exports it imports.',
+    '',
+    bundle,
+  ].join('\n')}\n`;
+}

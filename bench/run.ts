@@ -1,0 +1,128 @@
+/**
+ * `npm run bench` (`node --expose-gc --import tsx bench/run.ts --write`): issue 10's benchmark, through
+ * failwise's public client only, each figure next to its peers in one run.
+ *
+ *   1. success path and 2. retry path: failwise next to a hand-written loop, cockatiel (with and without
+ *      a timeout) and p-retry, over the same in-process transport (bench/peers.ts);
+ *   3. heap per request in flight (bench/memory.ts);
+ *   4. loopback HTTP throughput against raw fetch and 5. 3,000 requests at once, half of them 503 first,
+ *      against a raw retry loop (bench/http.ts, bench/loopback-server.ts);
+ *   6. browser bundle sizes (bench/bundle.ts).
+ *
+ * Prints a table per section and, last, one JSON line of the figures (bench/report.ts). `--write`
+ * rewrites docs/benchmarks.md with them; `--quick` runs every section briefly (a smoke test; its
+ * figures are not worth writing down). Progress goes to stderr.
+ */
+import { execFileSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+
+import { format, resolveConfig } from 'prettier';
+
+import { measureBundles } from './bundle.js';
+import { interleavedRounds } from './harness.js';
+import { measureLoad, measureThroughput } from './http.js';
+import { startLoopbackServer } from './loopback-server.js';
+import { measureMemory } from './memory.js';
+import { peersFor } from './peers.js';
+import { renderMarkdown, sections, summarize, summaryLine, type BenchResults } from './report.js';
+
+const args = new Set(process.argv.slice(2));
+const quick = args.has('--quick');
+const DOC = fileURLToPath(new URL('../docs/benchmarks.md', import.meta.url));
+
+const settings = quick
+  ? {
+      timing: { rounds: 2, roundMs: 30, warmupMs: 60 },
+      inflight: 1_000,
+      loopback: { requestsPerRound: 500, concurrency: 50, rounds: 1 },
+      load: { requests: 3_000, rounds: 1 },
+    }
+  : {
+      timing: { rounds: 10, roundMs: 100, warmupMs: 300 },
+      inflight: 10_000,
+      loopback: { requestsPerRound: 5_000, concurrency: 50, rounds: 3 },
+      load: { requests: 3_000, rounds: 3 },
+    };
+
+const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
+
+async function timing(script: 'ok' | 'flaky') {
+  const set = peersFor(script);
+  try {
+    return await interleavedRounds(set.peers, settings.timing);
+  } finally {
+    await set.close();
+  }
+}
+
+async function main(): Promise<void> {
+  if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
+    throw new Error('bench: run node with --expose-gc (npm run bench does): the memory section needs gc()');
+  }
+  const startedAt = performance.now();
+  progress('success path');
+  const success = await timing('ok');
+  progress('retry path');
+  const retry = await timing('flaky');
+  progress(`memory, ${settings.inflight} requests in flight`);
+  const memory = await measureMemory(settings.inflight);
+  progress('bundle sizes');
+  const bundle = await measureBundles();
+  const server = await startLoopbackServer();
+  let loopback: BenchResults['loopback'];
+  let load: BenchResults['load'];
+  try {
+    progress(
+      `loopback throughput, ${settings.loopback.rounds} rounds of ${settings.loopback.requestsPerRound}`,
+    );
+    loopback = await measureThroughput(server, settings.loopback);
+    progress(`load, ${settings.load.rounds} rounds of ${settings.load.requests} at once`);
+    load = await measureLoad(server, settings.load);
+  } finally {
+    await server.close();
+  }
+
+  const results: BenchResults = {
+    meta: {
+      date: execFileSync('date', ['-u', '+%Y-%m-%d %H:%M UTC'], { encoding: 'utf8' }).trim(),
+      node: process.version,
+      platform: `${os.platform()} ${os.arch()}`,
+      cpuModel: os.cpus()[0]?.model.trim() ?? 'unknown CPU',
+      cores: os.availableParallelism(),
+      command: 'npm run bench',
+      durationS: (performance.now() - startedAt) / 1_000,
+    },
+    success,
+    retry,
+    memory,
+    loopback,
+    load,
+    bundle,
+  };
+
+  for (const { title, table } of sections(results)) console.log(`\n${title}\n\n${table}`);
+  if (args.has('--write')) {
+    const markdown = renderMarkdown(results);
+    // The tables are already laid out as Prettier lays them out; formatting keeps `prettier --check` passing
+    // whatever the figures' widths.
+    const options = (await resolveConfig(DOC)) ?? {};
+    writeFileSync(DOC, await format(markdown, { ...options, filepath: DOC }));
+    console.log(`\nwrote docs/benchmarks.md`);
+  }
+  console.log(
+    summaryLine(summarize(results), {
+      failwiseClock: 'systemClock',
+      quick,
+      node: process.version,
+      date: results.meta.date,
+    }),
+  );
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error);
+  process.exitCode = 1;
+});

@@ -1,0 +1,227 @@
+// The pure half of `npm run bench` (bench/report.ts), from fixed figures: nothing here is timed.
+import { format, resolveConfig } from 'prettier';
+import { describe, expect, it } from 'vitest';
+
+import {
+  PEERS,
+  SUMMARY_KEYS,
+  TARGETS,
+  meetsTarget,
+  median,
+  renderMarkdown,
+  renderTable,
+  sections,
+  summarize,
+  summaryLine,
+  type BenchResults,
+  type PeerId,
+  type TimingRow,
+} from '../../bench/report.js';
+
+const timing = (meanUs: Record<PeerId, number>) => ({
+  roundMs: 100,
+  rows: (Object.keys(PEERS) as PeerId[]).map((id): TimingRow => ({
+    id,
+    meanUs: meanUs[id],
+    medianUs: meanUs[id],
+    minUs: meanUs[id] * 0.9,
+    maxUs: meanUs[id] * 1.1,
+    calls: 1_000,
+    rounds: 10,
+  })),
+});
+
+const RESULTS: BenchResults = {
+  meta: {
+    date: '2026-01-02 03:04 UTC',
+    node: 'v20.20.2',
+    platform: 'linux x64',
+    cpuModel: 'Test CPU',
+    cores: 2,
+    command: 'npm run bench',
+    durationS: 120,
+  },
+  success: timing({
+    failwise: 900,
+    failwiseMicroClock: 850,
+    handLoop: 2,
+    cockatiel: 90,
+    cockatielNoTimeout: 4.5,
+    pRetry: 12,
+  }),
+  retry: timing({
+    failwise: 3_000,
+    failwiseMicroClock: 1_700,
+    handLoop: 1_250,
+    cockatiel: 1_500,
+    cockatielNoTimeout: 1_200,
+    pRetry: 1_300,
+  }),
+  memory: {
+    requests: 10_000,
+    heapDeltaBytes: 10_000 * 16_500,
+    bytesPerInflight: 16_500,
+    retainedAfterCloseBytes: 150 * 1024,
+    startMs: 7_000,
+    closeMs: 2_000,
+    allEnded: true,
+    outcomes: { 'failed:cancelled': 10_000 },
+  },
+  loopback: {
+    requestsPerRound: 5_000,
+    concurrency: 50,
+    fetchPerSecond: [2_000, 2_500, 3_000],
+    failwisePerSecond: [800, 1_000, 600],
+    fetchErrors: 0,
+    failwiseNotSucceeded: {},
+  },
+  load: {
+    requests: 3_000,
+    rounds: [2_000, 4_000, 3_000].map((rawLoopMs, i) => ({
+      rawLoopMs,
+      failwiseMs: rawLoopMs * 2,
+      rawLoopMaxLoopDelayMs: 40,
+      failwiseMaxLoopDelayMs: 900,
+      rawLoopOutcomes: { succeeded: 3_000 },
+      failwiseOutcomes: {
+        succeeded: 2_000 - i,
+        'failed:retry-budget-exhausted': 1_000,
+        ...(i > 0 ? { 'failed:budget-exhausted': i } : {}),
+      },
+      failwiseAttempts: 3_500,
+      rawLoopAttempts: 4_500,
+      rawLoopAttemptFailures: { 'status 503': 1_500 },
+      failwiseAttemptFailures: { 'unavailable 503': 1_500 },
+      failwiseHealthChanges: {},
+      rawLoopServerRequests: 4_500,
+      failwiseServerRequests: 3_500,
+    })),
+  },
+  bundle: {
+    everything: { entry: 'src/index.ts', totalGzipBytes: 43_008, ownGzipBytes: 23_552 },
+    minimal: { entry: 'bench/fixtures/minimal-app.ts', totalGzipBytes: 8_192, ownGzipBytes: 4_096 },
+  },
+};
+
+describe('bench report', () => {
+  it('summarizes every figure issue 10 asks for, as ratios of the fixed inputs', () => {
+    expect(summarize(RESULTS)).toEqual({
+      successOverheadVsCockatiel: 10,
+      successOverheadVsCockatielNoTimeout: 200,
+      retryOverheadVsCockatiel: 2,
+      retryOverheadVsCockatielNoTimeout: 2.5,
+      bytesPerInflight: 16_500,
+      loopbackThroughputVsFetch: 0.32, // median 800 / median 2,500
+      loadTimeVsRawLoop: 2,
+      budgetExhaustedUnderLoad: 2, // the worst round
+      bundleEverythingKB: 42,
+      bundleMinimalKB: 8,
+    });
+  });
+
+  it('prints the summary as one JSON line with every required key', () => {
+    const line = summaryLine(summarize(RESULTS), { failwiseClock: 'systemClock' });
+    expect(line).not.toContain('\n');
+    const parsed = JSON.parse(line) as Record<string, unknown>;
+    for (const key of [
+      'successOverheadVsCockatiel',
+      'retryOverheadVsCockatiel',
+      'bytesPerInflight',
+      'loopbackThroughputVsFetch',
+      'loadTimeVsRawLoop',
+      'bundleEverythingKB',
+      'bundleMinimalKB',
+      'successOverheadVsCockatielNoTimeout',
+      'retryOverheadVsCockatielNoTimeout',
+      'budgetExhaustedUnderLoad',
+    ]) {
+      expect(typeof parsed[key], key).toBe('number');
+    }
+    expect(Object.keys(parsed).slice(0, SUMMARY_KEYS.length)).toEqual(SUMMARY_KEYS);
+    expect(parsed.failwiseClock).toBe('systemClock');
+  });
+
+  it("checks issue 10's targets in both directions", () => {
+    expect(meetsTarget('successOverheadVsCockatiel', 1)).toBe(true);
+    expect(meetsTarget('successOverheadVsCockatiel', 1.01)).toBe(false);
+    expect(meetsTarget('loopbackThroughputVsFetch', 0.95)).toBe(true);
+    expect(meetsTarget('loopbackThroughputVsFetch', 0.94)).toBe(false);
+    expect(meetsTarget('budgetExhaustedUnderLoad', 0)).toBe(true);
+    expect(meetsTarget('budgetExhaustedUnderLoad', 1)).toBe(false);
+    expect(TARGETS.bytesPerInflight.limit).toBe(1024);
+    expect(TARGETS.bundleMinimalKB.limit).toBe(16);
+    expect(TARGETS.bundleEverythingKB.limit).toBe(30);
+    expect(TARGETS.loadTimeVsRawLoop.limit).toBe(1.2);
+  });
+
+  it('takes medians of odd and even counts', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+
+  it('renders a padded Markdown table, right-aligned columns marked', () => {
+    expect(
+      renderTable(
+        ['a', 'value'],
+        [
+          ['long name', '1'],
+          ['b', '22'],
+        ],
+        ['left', 'right'],
+      ),
+    ).toBe(
+      [
+        '| a         | value |',
+        '| --------- | ----: |',
+        '| long name |     1 |',
+        '| b         |    22 |',
+      ].join('\n'),
+    );
+  });
+
+  it('renders a console table per section, the summary last', () => {
+    const titles = sections(RESULTS).map((section) => section.title);
+    expect(titles).toHaveLength(7);
+    expect(titles.at(-1)).toBe('Summary against issue 10');
+    expect(sections(RESULTS).every((section) => section.table.startsWith('| '))).toBe(true);
+  });
+
+  describe('docs/benchmarks.md', () => {
+    const markdown = renderMarkdown(RESULTS);
+
+    it('says when, where and how it was measured', () => {
+      expect(markdown).toContain(
+        '`npm run bench` on 2026-01-02 03:04 UTC: Node v20.20.2, linux x64, 2 cores',
+      );
+    });
+
+    it('has the summary table with a measured and a target column, a row per figure', () => {
+      const summary = markdown.split('## Summary')[1]!.split('\n## ')[0]!;
+      expect(summary).toMatch(/^\| figure +\| what +\| measured \| +target \| met \|$/m);
+      for (const key of SUMMARY_KEYS) expect(summary).toMatch(new RegExp(`^\\| \`${key}\` +\\|`, 'm'));
+      expect(summary).toMatch(/^\| `bytesPerInflight` +\|[^|]+\| +16,500 B \| +<= 1,024 B \| no +\|$/m);
+      expect(summary).toMatch(/^\| `bundleMinimalKB` +\|[^|]+\| +8\.00 KB \| +<= 16 KB \| yes +\|$/m);
+      expect(summary).toMatch(/^\| `budgetExhaustedUnderLoad` +\|[^|]+\| +2 \| +0 \| no +\|$/m);
+    });
+
+    it('has a section with its table for each measurement', () => {
+      for (const heading of [
+        '## 1. Success path',
+        '## 2. Retry path',
+        '## 3. Memory per request in flight',
+        '## 4. Loopback HTTP throughput',
+        '## 5. Under load',
+        '## 6. Bundle sizes',
+      ])
+        expect(markdown).toContain(`\n${heading}\n`);
+      expect(markdown).toContain('| p-retry 6 ');
+      expect(markdown).toContain('failed:retry-budget-exhausted 1,000');
+    });
+
+    it('is as Prettier would write it, so `prettier --check` passes as generated', async () => {
+      const options = (await resolveConfig('docs/benchmarks.md')) ?? {};
+      expect(await format(markdown, { ...options, filepath: 'docs/benchmarks.md' })).toBe(markdown);
+    });
+  });
+});
