@@ -140,14 +140,20 @@ class Deriver {
       key: node.key,
       type,
       parent: node.parent ? this.index.get(node.parent)! : -1,
-      children: Object.values(node.states).map((child) => this.index.get(child)!),
+      ...nonEmpty(
+        'children',
+        Object.values(node.states).map((child) => this.index.get(child)!),
+      ),
       ...(type === 'compound' && initial ? { initial: this.index.get(initial)! } : {}),
-      entry: this.actions(node, node.config.entry),
-      exit: this.actions(node, node.config.exit),
-      invoke: this.invocations(node),
-      after,
-      on,
-      always: (node.always ?? []).map((t) => this.transition(node, t)),
+      ...nonEmpty('entry', this.actions(node, node.config.entry)),
+      ...nonEmpty('exit', this.actions(node, node.config.exit)),
+      ...nonEmpty('invoke', this.invocations(node)),
+      ...nonEmpty('after', after),
+      ...(Object.keys(on).length > 0 ? { on } : {}),
+      ...nonEmpty(
+        'always',
+        (node.always ?? []).map((t) => this.transition(node, t)),
+      ),
       ...(output === undefined || node.parent === undefined
         ? {}
         : { output: this.named(this.logic.outputs, output, 'output', node) }),
@@ -200,7 +206,7 @@ class Deriver {
     return {
       ...(targets?.length ? { targets } : {}),
       ...(t.guard === undefined ? {} : { guard: this.guard(node, t.guard) }),
-      actions: this.actions(node, t.actions),
+      ...nonEmpty('actions', this.actions(node, t.actions)),
       ...(t.reenter ? { reenter: true as const } : {}),
     };
   }
@@ -256,6 +262,11 @@ class Deriver {
   private refuse(node: Node, why: string): never {
     throw new TableDerivationError(`machine ${this.machine.id}, state ${node.id}: ${why}`);
   }
+}
+
+/** `{ [key]: list }`, or nothing for an empty list. */
+function nonEmpty<K extends string, T>(key: K, list: readonly T[]): { [P in K]?: readonly T[] } {
+  return (list.length > 0 ? { [key]: list } : {}) as { [P in K]?: readonly T[] };
 }
 
 function toArray(value: unknown): unknown[] {

@@ -3,6 +3,7 @@
  * an XState actor. Each `<machine>.table.ts` is generated from the XState machine by `npm run tables`
  * (machines/derive-table.ts), never written by hand; test/machines/tables.test.ts fails when one is stale.
  * Names refer to the machine's logic (`<machine>.logic.ts`): guards, actions, delays, inputs, params, outputs.
+ * Empty lists are left out, to keep what an app bundles small.
  */
 export interface MachineTable {
   /** The machine's id (its root state's). */
@@ -20,18 +21,18 @@ export interface StateRow {
   readonly type: 'atomic' | 'compound' | 'parallel' | 'final';
   /** Index of the parent state; -1 for the root. */
   readonly parent: number;
-  readonly children: readonly number[];
+  readonly children?: readonly number[];
   /** For a compound state: the index of its initial child. */
   readonly initial?: number;
-  readonly entry: readonly ActionRow[];
-  readonly exit: readonly ActionRow[];
-  readonly invoke: readonly InvokeRow[];
+  readonly entry?: readonly ActionRow[];
+  readonly exit?: readonly ActionRow[];
+  readonly invoke?: readonly InvokeRow[];
   /** Timers armed on entry and cancelled on exit, in the order XState arms them. */
-  readonly after: readonly AfterRow[];
+  readonly after?: readonly AfterRow[];
   /** Transitions by event type (timers and actor replies included), each list in priority order. */
-  readonly on: Readonly<Record<string, readonly TransitionRow[]>>;
+  readonly on?: Readonly<Record<string, readonly TransitionRow[]>>;
   /** Eventless transitions, in priority order. */
-  readonly always: readonly TransitionRow[];
+  readonly always?: readonly TransitionRow[];
   /** For a final state: the logic's output name. */
   readonly output?: string;
 }
@@ -40,7 +41,7 @@ export interface TransitionRow {
   /** Indices of the target states; none for a transition that only runs actions. */
   readonly targets?: readonly number[];
   readonly guard?: GuardRow;
-  readonly actions: readonly ActionRow[];
+  readonly actions?: readonly ActionRow[];
   readonly reenter?: true;
 }
 

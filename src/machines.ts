@@ -1,4 +1,7 @@
-// The `failwise/machines` entry: the XState v5 machines, to embed without the client (docs/embedding.md).
+// The `failwise/machines` entry: the XState v5 machines, to embed without the client (docs/embedding.md),
+// and `withInspector`, which makes a client run them as XState actors for the Stately inspector (docs/inspect.md).
+export { withInspector, xstateRunner } from './runtime/xstate-runner.js';
+export type { InspectionObserver } from './runtime/xstate-runner.js';
 export { requestMachine } from '../machines/request/request.machine.js';
 export type {
   AttemptInput,
@@ -18,7 +21,8 @@ export type {
   RequestMachineOutput,
 } from '../machines/request/request.types.js';
 
-export { originHealthMachine, healthStateOf } from '../machines/origin-health/origin-health.machine.js';
+export { originHealthMachine } from '../machines/origin-health/origin-health.machine.js';
+export { healthStateOf } from '../machines/origin-health/health-state.js';
 export { selectOrigin } from '../machines/origin-health/select-origin.js';
 export type {
   HealthChanged,

@@ -12,12 +12,7 @@ export const originHealthTable: MachineTable = {
       parent: -1,
       children: [1, 4, 5],
       initial: 1,
-      entry: [],
-      exit: [],
-      invoke: [],
-      after: [],
       on: { 'connectivity.changed': [{ actions: [{ name: 'recordConnectivity' }] }] },
-      always: [],
     },
     {
       id: 'originHealth.onPrimary',
@@ -26,23 +21,12 @@ export const originHealthTable: MachineTable = {
       parent: 0,
       children: [2, 3],
       initial: 2,
-      entry: [],
-      exit: [],
-      invoke: [],
-      after: [],
-      on: {},
-      always: [],
     },
     {
       id: 'originHealth.onPrimary.healthy',
       key: 'healthy',
       type: 'atomic',
       parent: 1,
-      children: [],
-      entry: [],
-      exit: [],
-      invoke: [],
-      after: [],
       on: {
         'attempt.failed': [
           {
@@ -72,18 +56,12 @@ export const originHealthTable: MachineTable = {
           { actions: [{ name: 'recordPrimaryOutcome' }, { name: 'recordBackupOutcome' }] },
         ],
       },
-      always: [],
     },
     {
       id: 'originHealth.onPrimary.suspect',
       key: 'suspect',
       type: 'atomic',
       parent: 1,
-      children: [],
-      entry: [],
-      exit: [],
-      invoke: [],
-      after: [],
       on: {
         'attempt.failed': [
           {
@@ -113,17 +91,13 @@ export const originHealthTable: MachineTable = {
           { actions: [{ name: 'recordPrimaryOutcome' }, { name: 'recordBackupOutcome' }] },
         ],
       },
-      always: [],
     },
     {
       id: 'originHealth.failedOver',
       key: 'failedOver',
       type: 'atomic',
       parent: 0,
-      children: [],
       entry: [{ name: 'startTimer' }],
-      exit: [],
-      invoke: [],
       after: [{ delay: 'failedOverTime', event: 'xstate.after.failedOverTime.originHealth.failedOver' }],
       on: {
         'attempt.failed': [{ actions: [{ name: 'recordBackupOutcome' }] }],
@@ -144,7 +118,6 @@ export const originHealthTable: MachineTable = {
           },
         ],
       },
-      always: [],
     },
     {
       id: 'originHealth.probingFailback',
@@ -154,23 +127,17 @@ export const originHealthTable: MachineTable = {
       children: [6, 7],
       initial: 6,
       entry: [{ name: 'startProbing' }],
-      exit: [],
-      invoke: [],
-      after: [],
       on: {
         'attempt.failed': [{ actions: [{ name: 'recordBackupOutcome' }] }],
         'attempt.succeeded': [{ actions: [{ name: 'recordBackupOutcome' }] }],
       },
-      always: [],
     },
     {
       id: 'originHealth.probingFailback.probing',
       key: 'probing',
       type: 'atomic',
       parent: 5,
-      children: [],
       entry: [{ name: 'startTimer' }],
-      exit: [],
       invoke: [{ id: 'probe', src: 'probe', input: 'probe' }],
       after: [
         { delay: 'probeTimeout', event: 'xstate.after.probeTimeout.originHealth.probingFailback.probing' },
@@ -214,7 +181,7 @@ export const originHealthTable: MachineTable = {
           },
         ],
         'xstate.error.actor.probe': [
-          { targets: [7], guard: 'isDeviceOffline', actions: [] },
+          { targets: [7], guard: 'isDeviceOffline' },
           {
             targets: [4],
             actions: [
@@ -242,17 +209,13 @@ export const originHealthTable: MachineTable = {
           },
         ],
       },
-      always: [],
     },
     {
       id: 'originHealth.probingFailback.resting',
       key: 'resting',
       type: 'atomic',
       parent: 5,
-      children: [],
       entry: [{ name: 'startTimer' }],
-      exit: [],
-      invoke: [],
       after: [
         { delay: 'probeInterval', event: 'xstate.after.probeInterval.originHealth.probingFailback.resting' },
       ],
@@ -261,7 +224,6 @@ export const originHealthTable: MachineTable = {
           { targets: [6], actions: [{ name: 'passTime', params: { from: 'probeInterval' } }] },
         ],
       },
-      always: [],
     },
   ],
 };

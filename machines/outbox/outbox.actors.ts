@@ -1,4 +1,5 @@
 import { fromCallback, fromPromise, type EventObject } from 'xstate';
+import { commitEntryReply, sendEntryReply, type Settled } from './outbox.replies.js';
 import type {
   AcquireLeaseInput,
   AcquireLeaseOutput,
@@ -30,16 +31,13 @@ export interface OutboxActorOptions {
  */
 function reportOnce<TInput, TOutput>(
   run: (input: TInput, signal: AbortSignal) => Promise<TOutput>,
-  toEvent: (
-    input: TInput,
-    outcome: { ok: true; value: TOutput } | { ok: false; error: unknown },
-  ) => OutboxMachineEvent,
+  toEvent: (input: TInput, outcome: Settled<TOutput>) => OutboxMachineEvent,
   options: OutboxActorOptions,
 ) {
   return fromCallback<EventObject, TInput>(({ input, sendBack }) => {
     const controller = new AbortController();
     let open = true;
-    const report = (outcome: { ok: true; value: TOutput } | { ok: false; error: unknown }) => {
+    const report = (outcome: Settled<TOutput>) => {
       if (!open) return;
       open = false;
       const event = toEvent(input, outcome);
@@ -70,31 +68,7 @@ export function sendEntryActor(
   send: (input: SendEntryInput, signal: AbortSignal) => Promise<SendResult | 'missing' | 'skipped'>,
   options: OutboxActorOptions = {},
 ) {
-  return reportOnce<SendEntryInput, SendResult | 'missing' | 'skipped'>(
-    send,
-    (input, outcome): OutboxMachineEvent => {
-      if (outcome.ok && outcome.value === 'missing') return { type: 'entry.missing', id: input.id };
-      if (outcome.ok && outcome.value === 'skipped') return { type: 'send.skipped', id: input.id };
-      if (outcome.ok) return { type: 'send.ended', id: input.id, result: outcome.value as SendResult };
-      const name = outcome.error instanceof Error ? outcome.error.name : typeof outcome.error;
-      return {
-        type: 'send.ended',
-        id: input.id,
-        result: {
-          result: 'failed',
-          failure: {
-            class: 'unexpected',
-            requestSent: 'unknown',
-            origin: '',
-            message: `sendEntry threw ${name} instead of reporting a result`,
-          },
-          attempts: 1,
-          retryable: true,
-        },
-      };
-    },
-    options,
-  );
+  return reportOnce(send, sendEntryReply, options);
 }
 
 /**
@@ -105,19 +79,7 @@ export function commitEntryActor(
   commit: (input: CommitEntryInput, signal: AbortSignal) => Promise<CommitOutcome>,
   options: OutboxActorOptions = {},
 ) {
-  return reportOnce<CommitEntryInput, CommitOutcome>(
-    commit,
-    (input, outcome): OutboxMachineEvent => {
-      if (!outcome.ok) return { type: 'commit.failed', id: input.id, error: outcome.error };
-      if (outcome.value.status === 'missing') return { type: 'entry.missing', id: input.id };
-      return {
-        type: 'commit.succeeded',
-        id: input.id,
-        ...(outcome.value.status === 'stale' ? { stored: outcome.value.stored } : {}),
-      };
-    },
-    options,
-  );
+  return reportOnce(commit, commitEntryReply, options);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { fromPromise } from 'xstate';
+import { requestEffectDefaults } from './request.effects.js';
 import type {
   AttemptInput,
   AttemptOutput,
@@ -20,20 +21,22 @@ import type {
 export const requestActors = {
   /** One attempt. Must resolve with a `TransportResult` (plus optional `at` stamp); never reject for a network failure. */
   transport: fromPromise<AttemptOutput, AttemptInput>(() =>
-    Promise.reject(
-      new Error('requestMachine: provide a `transport` actor with requestMachine.provide({ actors })'),
-    ),
+    Promise.resolve().then(requestEffectDefaults.transport),
   ),
   /** Names the origin of the next attempt; the default takes the first origin. */
   chooseOrigin: fromPromise<ChooseOriginOutput, ChooseOriginInput>(({ input }) =>
-    Promise.resolve({ origin: input.origins[0] }),
+    Promise.resolve(requestEffectDefaults.chooseOrigin(input)),
   ),
   /** Asks the client-wide retry budget for a slot before a retry (`policy.retryBudget`). The default grants it. */
-  claimRetry: fromPromise<ClaimRetryOutput, ClaimRetryInput>(() => Promise.resolve({ granted: true })),
+  claimRetry: fromPromise<ClaimRetryOutput, ClaimRetryInput>(() =>
+    Promise.resolve(requestEffectDefaults.claimRetry()),
+  ),
   /** Refreshes credentials after a 401 (CONTRACT rule 3). The default fails: no auth configured. */
   refreshAuth: fromPromise<RefreshAuthOutput, RefreshAuthInput>(() =>
-    Promise.reject(new Error('requestMachine: no `refreshAuth` actor provided')),
+    Promise.resolve().then(requestEffectDefaults.refreshAuth),
   ),
   /** Asks the server what became of a write whose outcome is unknown. The default cannot tell. */
-  reconcile: fromPromise<ReconcileOutput, ReconcileInput>(() => Promise.resolve({ status: 'unknown' })),
+  reconcile: fromPromise<ReconcileOutput, ReconcileInput>(() =>
+    Promise.resolve(requestEffectDefaults.reconcile()),
+  ),
 };

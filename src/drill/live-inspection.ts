@@ -15,6 +15,8 @@ import { setTimeout as nextMacrotask } from 'node:timers/promises';
 import type * as StatelyInspect from '@statelyai/inspect';
 import type { InspectionEvent, Observer } from 'xstate';
 import { startRelay, type WsServerClass } from './inspector-relay.js';
+import type { InspectOption } from '../runtime/client-options.js';
+import { withInspector } from '../runtime/xstate-runner.js';
 
 export { STATELY_INSPECTOR_URL } from './inspector-relay.js';
 
@@ -34,8 +36,10 @@ export interface LiveInspectionOptions {
 }
 
 export interface LiveInspection {
-  /** The inspection observer to give a client (`inspect` option) or `createActor`. */
-  inspect: Observer<InspectionEvent>;
+  /** The `inspect` option to give a client: real XState actors, every one watched by the relay. */
+  inspect: InspectOption;
+  /** The inspection observer itself, for `createActor(machine, { inspect })`. */
+  observer: Observer<InspectionEvent>;
   /** The page to open in a browser: it embeds the Stately inspector and feeds it from the relay. */
   url: string;
   /** The relay's WebSocket address for other viewers (a `ws` client): the same messages the page gets. */
@@ -74,7 +78,8 @@ export async function startLiveInspection(options: LiveInspectionOptions = {}): 
 
   let stopping: Promise<void> | undefined;
   return {
-    inspect: inspector.inspect,
+    inspect: withInspector(inspector.inspect),
+    observer: inspector.inspect,
     url: relay.pageUrl,
     relayUrl: relay.viewerUrl,
     viewers: relay.viewers,

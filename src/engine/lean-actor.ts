@@ -72,13 +72,12 @@ export class LeanActor<TContext, TInput = unknown> {
   private changed = false;
 
   constructor(private readonly options: LeanActorOptions<TContext, TInput>) {
-    this.active = options.table.states.map(() => false);
+    this.states = compile(options.table);
+    this.active = this.states.map(() => false);
     this.context = options.logic.context({ input: options.input });
   }
 
-  private get states(): readonly StateRow[] {
-    return this.options.table.states;
-  }
+  private readonly states: readonly State[];
 
   /** Enters the initial states and runs what they start. */
   start(): this {
@@ -316,7 +315,7 @@ export class LeanActor<TContext, TInput = unknown> {
     if (rows.length === 0) return;
     const selected = rows.map((row, i) => ({ row, source: sources[i]! }));
     if (!initial) this.exitStates(this.exitSet(selected), event);
-    for (const { row } of selected) this.execute(row.actions, event);
+    for (const { row } of selected) if (row.actions) this.execute(row.actions, event);
     this.enterStates(selected, event, initial);
   }
 
@@ -370,7 +369,7 @@ export class LeanActor<TContext, TInput = unknown> {
     }
   }
 
-  private machineOutput(final: StateRow, event: Event): unknown {
+  private machineOutput(final: State, event: Event): unknown {
     const { outputs } = this.options.logic;
     const stateOutput =
       final.output === undefined ? undefined : outputs[final.output]!({ context: this.context, event });
@@ -647,6 +646,44 @@ export class UnhandledActorError extends Error {
   constructor(machine: string, eventType: string, cause: unknown) {
     super(`${machine}: nothing handles ${eventType}`, { cause });
   }
+}
+
+/** A table's state with every list present (the generated tables leave empty ones out). */
+interface State {
+  readonly id: string;
+  readonly key: string;
+  readonly type: StateRow['type'];
+  readonly parent: number;
+  readonly children: readonly number[];
+  readonly initial?: number | undefined;
+  readonly entry: readonly ActionRow[];
+  readonly exit: readonly ActionRow[];
+  readonly invoke: readonly NonNullable<StateRow['invoke']>[number][];
+  readonly after: readonly NonNullable<StateRow['after']>[number][];
+  readonly on: Readonly<Record<string, readonly TransitionRow[]>>;
+  readonly always: readonly TransitionRow[];
+  readonly output?: string | undefined;
+}
+
+const compiled = new WeakMap<MachineTable, readonly State[]>();
+
+/** The table's states with every list filled in, once per table. */
+function compile(table: MachineTable): readonly State[] {
+  let states = compiled.get(table);
+  if (states === undefined) {
+    states = table.states.map((row) => ({
+      ...row,
+      children: row.children ?? [],
+      entry: row.entry ?? [],
+      exit: row.exit ?? [],
+      invoke: row.invoke ?? [],
+      after: row.after ?? [],
+      on: row.on ?? {},
+      always: row.always ?? [],
+    }));
+    compiled.set(table, states);
+  }
+  return states;
 }
 
 interface Selected {

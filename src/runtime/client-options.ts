@@ -1,4 +1,4 @@
-import type { InspectionEvent, Observer } from 'xstate';
+import type { MachineRunner } from '../engine/machine-runner.js';
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Failure } from '../policy/failure.js';
@@ -67,8 +67,13 @@ export type ReconcileHook = (args: {
   attempts: number;
 }) => Promise<ReconcileResult>;
 
-/** An XState inspection observer or callback, given to every actor a client creates. */
-export type InspectOption = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+/**
+ * What runs the client's machines when they are watched: `withInspector(observer)` from failwise/machines
+ * (real XState actors, with the observer on every one). Without it they run in the lean executor.
+ */
+export interface InspectOption {
+  readonly runner: MachineRunner;
+}
 
 export interface FailoverClientOptions {
   origins: readonly OriginConfig[];
@@ -82,7 +87,10 @@ export interface FailoverClientOptions {
   reconcile?: ReconcileHook;
   /** Receives every decision, redacted (CONTRACT rule 9). An exception thrown here is ignored. */
   onEvent?: (event: DecisionEvent) => void;
-  /** An XState inspection observer, e.g. `createBrowserInspector().inspect` (docs/inspect.md). */
+  /**
+   * Runs every machine as a real XState actor, watched by this observer: `withInspector(observer)` from
+   * failwise/machines, e.g. `withInspector(createBrowserInspector().inspect)` (docs/inspect.md).
+   */
   inspect?: InspectOption;
   /**
    * Where online/offline hints come from (`browserConnectivity()` in failwise/browser, or `manualConnectivity()`).

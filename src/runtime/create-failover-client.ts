@@ -28,6 +28,7 @@ import {
 } from './prepare-request.js';
 import { redactEvent } from './redact.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
+import { leanRunner } from '../engine/machine-runner.js';
 import { createRetrySlots } from './retry-slots.js';
 import { validateClientOptions } from './validate-client-options.js';
 
@@ -117,13 +118,15 @@ function createClient(
   // get a shallow copy (same values) that the serializer may write into.
   const inspectable = (p: Policy): Policy => (options.inspect === undefined ? p : { ...p });
   const machinePolicy = inspectable(policy);
+  // The lean executor runs every machine unless the app watches them (`inspect: withInspector(observer)`).
+  const runner = options.inspect?.runner ?? leanRunner;
 
   const monitor = createHealthMonitor({
     origins,
     policy: machinePolicy,
     clock,
     connectivity,
-    inspect: options.inspect,
+    runner,
     probe: createProbe(options.probe, { transport, clock, policy, originOf, isOffline }),
     onChange: (change, active) =>
       notify({
@@ -162,7 +165,7 @@ function createClient(
           return stamp(await reconcile({ request, failure, attempts }));
         }),
     },
-    { clock, inspect: options.inspect },
+    { clock, runner },
   );
 
   const durable = createDurableWork({
@@ -170,7 +173,7 @@ function createClient(
     clock,
     policy: machinePolicy,
     connectivity,
-    inspect: options.inspect,
+    runner,
     owner: options.outboxOwner ?? generateKey(),
     generateKey,
     isOffline,

@@ -12,7 +12,7 @@ import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-ent
 import { isMendable } from '../policy/mendable.js';
 import { createOutboxRunner } from './outbox-runner.js';
 import type { PreparedRequest } from './prepare-request.js';
-import type { InspectOption } from './client-options.js';
+import type { MachineRunner } from '../engine/machine-runner.js';
 
 /** `client.outbox`: the durable work this client's store holds. */
 export interface ClientOutbox {
@@ -53,7 +53,7 @@ export function createDurableWork(deps: {
   clock: Clock;
   policy: Policy;
   connectivity?: ConnectivitySource | undefined;
-  inspect?: InspectOption | undefined;
+  runner: MachineRunner;
   /** This client's name on the store's lease. */
   owner: string;
   generateKey: () => string;
@@ -80,7 +80,7 @@ export function createDurableWork(deps: {
     clock,
     policy,
     connectivity,
-    inspect: deps.inspect,
+    runner: deps.runner,
     owner: deps.owner,
     send: (entry, signal) => sendEntry(entry, signal),
     onEmitted: (event) => {

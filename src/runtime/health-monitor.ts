@@ -1,10 +1,12 @@
-import { createActor, fromPromise } from 'xstate';
-import { healthStateOf, originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
+import { healthStateOf } from '../../machines/origin-health/health-state.js';
+import { originHealthLogic } from '../../machines/origin-health/origin-health.logic.js';
+import { originHealthTable } from '../../machines/origin-health/origin-health.table.js';
 import { selectOrigin } from '../../machines/origin-health/select-origin.js';
 import type {
   HealthChanged,
   HealthOrigin,
   HealthState,
+  OriginHealthContext,
   OriginHealthEvent,
   ProbeInput,
   ProbeOutput,
@@ -12,7 +14,9 @@ import type {
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Policy } from '../policy/policy.js';
-import type { InspectOption } from './client-options.js';
+import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
+
+const originHealthDefinition = { table: originHealthTable, logic: originHealthLogic };
 
 /** What `client.health()` returns. */
 export interface HealthSnapshot {
@@ -44,17 +48,12 @@ export function createHealthMonitor(options: {
   probe: (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput>;
   connectivity?: ConnectivitySource | undefined;
   onChange?: ((change: HealthChanged, activeOrigin: string | undefined) => void) | undefined;
-  inspect?: InspectOption | undefined;
+  runner: MachineRunner;
 }): HealthMonitor {
   const { clock, connectivity } = options;
-  const machine = originHealthMachine.provide({
-    actors: {
-      probe: fromPromise(({ input, signal }: { input: ProbeInput; signal: AbortSignal }) =>
-        options.probe(input, signal),
-      ),
-    },
-  });
-  const actor = createActor(machine, {
+  const state = () => healthStateOf(machine.value);
+  const choose = (write: boolean) => selectOrigin(machine.context, state(), write, clock.now());
+  const machine: MachineRun<OriginHealthContext> = options.runner.start(originHealthDefinition, {
     input: {
       origins: options.origins,
       policy: options.policy,
@@ -62,25 +61,23 @@ export function createHealthMonitor(options: {
       online: connectivity?.current() !== 'offline',
     },
     clock,
-    // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
-    inspect: options.inspect!,
+    actors: { probe: options.probe },
+    onEmit: (event) => {
+      if (event.type === 'health-changed') options.onChange?.(event as HealthChanged, choose(false));
+    },
   });
-  const state = () => healthStateOf(actor.getSnapshot().value);
-  const choose = (write: boolean) => selectOrigin(actor.getSnapshot().context, state(), write, clock.now());
-  actor.on('health-changed', (change) => options.onChange?.(change, choose(false)));
   const unsubscribe = connectivity?.subscribe((hint) => {
     if (hint !== 'changed')
-      actor.send({ type: 'connectivity.changed', online: hint === 'online', at: clock.now() });
+      machine.send({ type: 'connectivity.changed', online: hint === 'online', at: clock.now() });
   });
-  actor.start();
 
   return {
     choose,
-    report: (event) => actor.send(event),
-    health: () => ({ state: state(), activeOrigin: choose(false), since: actor.getSnapshot().context.since }),
+    report: (event) => machine.send(event),
+    health: () => ({ state: state(), activeOrigin: choose(false), since: machine.context.since }),
     stop() {
       unsubscribe?.();
-      actor.stop();
+      machine.stop();
     },
   };
 }

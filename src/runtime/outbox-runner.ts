@@ -1,20 +1,23 @@
-import { createActor, fromPromise, type SnapshotFrom } from 'xstate';
-import { commitEntryActor, sendEntryActor, type CommitOutcome } from '../../machines/outbox/outbox.actors.js';
+import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
+import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
 import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
-import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
+import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
+import { outboxTable } from '../../machines/outbox/outbox.table.js';
 import type {
   AcquireLeaseInput,
-  AcquireLeaseOutput,
-  LoadEntriesOutput,
+  CommitEntryInput,
   OutboxCommit,
+  OutboxMachineContext,
   OutboxMachineEmitted,
+  SendEntryInput,
   SendResult,
 } from '../../machines/outbox/outbox.types.js';
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
-import type { InspectOption } from './client-options.js';
+import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
+import { leanRunner } from '../engine/machine-runner.js';
 
 /**
  * How long this runner's lease on the store lasts: 30 s. It is renewed every 10 s while the runner sends, and
@@ -41,7 +44,8 @@ export interface OutboxRunnerOptions {
   send(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult>;
   /** The outbox machine's emitted events, for the decision log (ids, counts and reasons only). */
   onEmitted?: ((event: OutboxMachineEmitted) => void) | undefined;
-  inspect?: InspectOption | undefined;
+  /** What runs the outbox machine. @default the lean executor */
+  runner?: MachineRunner | undefined;
   /** This runner's name on the lease. @default a random UUID */
   owner?: string | undefined;
 }
@@ -120,10 +124,12 @@ export function applyCommit(entry: OutboxEntry, commit: OutboxCommit): OutboxEnt
   }
 }
 
-type OutboxSnapshot = SnapshotFrom<typeof outboxMachine>;
+type OutboxRun = MachineRun<OutboxMachineContext>;
+
+const outboxDefinition = { table: outboxTable, logic: outboxLogic };
 
 /** Nothing in flight and nothing can start now (or the machine has stopped). */
-function isQuiet(snapshot: OutboxSnapshot): boolean {
+function isQuiet(snapshot: OutboxRun): boolean {
   if (snapshot.status !== 'active') return true;
   if (snapshot.matches('loadFailed')) return true;
   if (!snapshot.matches('running')) return false;
@@ -170,88 +176,89 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     return { status: 'committed' };
   };
 
-  const machine = outboxMachine.provide({
-    actors: {
-      loadEntries: fromPromise<LoadEntriesOutput>(async () => {
-        const entries = await tracked(store.list());
-        return { entries, at: now() };
-      }),
-      acquireLease: fromPromise<AcquireLeaseOutput, AcquireLeaseInput>(async ({ input }) => {
-        const held = await tracked(store.acquireLease(owner, input.ttlMs, now()));
-        return { held, at: now() };
-      }),
-      releaseLease: fromPromise<void>(() => tracked(store.releaseLease(owner))),
-      commitEntry: commitEntryActor(commit, { now }),
-      sendEntry: sendEntryActor(
-        async ({ id }, signal): Promise<SendResult | 'missing' | 'skipped'> => {
-          let entry: OutboxEntry | undefined;
-          try {
-            entry = await tracked(store.get(id));
-          } catch (error) {
-            // Nothing was sent; the attempt was counted already, and another one may succeed.
-            const name = error instanceof Error ? error.name : typeof error;
-            return {
-              result: 'failed',
-              failure: {
-                class: 'unexpected',
-                requestSent: 'no',
-                origin: '',
-                message: `store.get failed (${name})`,
-              },
-              attempts: 1,
-              retryable: true,
-            };
-          }
-          if (!entry) return 'missing';
-          // Offline since the machine started this send: send nothing (rule 6); the counted attempt is kept.
-          if (!online()) return 'skipped';
-          return options.send(entry, signal);
+  const sendEntry = async (
+    { id }: SendEntryInput,
+    signal: AbortSignal,
+  ): Promise<SendResult | 'missing' | 'skipped'> => {
+    let entry: OutboxEntry | undefined;
+    try {
+      entry = await tracked(store.get(id));
+    } catch (error) {
+      // Nothing was sent; the attempt was counted already, and another one may succeed.
+      const name = error instanceof Error ? error.name : typeof error;
+      return {
+        result: 'failed',
+        failure: {
+          class: 'unexpected',
+          requestSent: 'no',
+          origin: '',
+          message: `store.get failed (${name})`,
         },
-        { now },
-      ),
-    },
-  });
+        attempts: 1,
+        retryable: true,
+      };
+    }
+    if (!entry) return 'missing';
+    // Offline since the machine started this send: send nothing (rule 6); the counted attempt is kept.
+    if (!online()) return 'skipped';
+    return options.send(entry, signal);
+  };
 
-  // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
-  const actor = createActor(machine, {
+  // Resolved when the machine changes (or ends): `until` re-checks what it waits for.
+  const waiters = new Set<() => void>();
+  const wake = () => {
+    for (const waiter of [...waiters]) waiter();
+  };
+  let failure: unknown;
+  const machine: MachineRun<OutboxMachineContext> = (options.runner ?? leanRunner).start(outboxDefinition, {
     input: { policy, now: now(), online: online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS },
     clock,
-    inspect: options.inspect!,
+    actors: {
+      loadEntries: async () => ({ entries: await tracked(store.list()), at: now() }),
+      acquireLease: async ({ ttlMs }: AcquireLeaseInput) => ({
+        held: await tracked(store.acquireLease(owner, ttlMs, now())),
+        at: now(),
+      }),
+      releaseLease: () => tracked(store.releaseLease(owner)),
+    },
+    spawned: {
+      commitEntry: (input: CommitEntryInput, signal: AbortSignal) =>
+        replyOf(commit, commitEntryReply, input, signal, now),
+      sendEntry: (input: SendEntryInput, signal: AbortSignal) =>
+        replyOf(sendEntry, sendEntryReply, input, signal, now),
+    },
+    onEmit: (event) => {
+      try {
+        options.onEmitted?.(event as OutboxMachineEmitted);
+      } catch {
+        // A listener's failure is its own: the outbox goes on.
+      }
+    },
+    onChange: wake,
+    onEnd: (end) => {
+      if (end.status === 'error') failure = end.error;
+      wake();
+    },
   });
-  let failure: unknown;
-  actor.subscribe({ error: (error) => (failure = error) });
-  actor.on('*', (event) => {
-    try {
-      options.onEmitted?.(event);
-    } catch {
-      // A listener's failure is its own: the outbox goes on.
-    }
-  });
-  actor.start();
 
   let closing: Promise<void> | undefined;
   const unsubscribe = connectivity?.subscribe((hint) => {
     // `changed` (a network switch) says nothing about being online: only online/offline schedule work.
     if (closing || hint === 'changed') return;
-    actor.send({ type: 'connectivity.changed', online: hint === 'online', at: now() });
+    machine.send({ type: 'connectivity.changed', online: hint === 'online', at: now() });
   });
 
-  /** Resolves with the first snapshot (now or later) that satisfies `predicate`, or when the actor stops. */
-  const until = (predicate: (snapshot: OutboxSnapshot) => boolean) =>
-    new Promise<OutboxSnapshot>((resolve) => {
-      const done = (snapshot: OutboxSnapshot) => snapshot.status !== 'active' || predicate(snapshot);
-      if (done(actor.getSnapshot())) return resolve(actor.getSnapshot());
-      const finish = () => {
-        subscription.unsubscribe();
-        resolve(actor.getSnapshot());
+  /** Resolves (with the machine) once `predicate` holds, now or after a later step, or once the machine ends. */
+  const until = (predicate: (run: OutboxRun) => boolean) =>
+    new Promise<OutboxRun>((resolve) => {
+      const done = () => machine.status !== 'active' || predicate(machine);
+      if (done()) return resolve(machine);
+      const waiter = () => {
+        if (!done()) return;
+        waiters.delete(waiter);
+        resolve(machine);
       };
-      const subscription = actor.subscribe({
-        next: (snapshot) => {
-          if (done(snapshot)) finish();
-        },
-        complete: finish,
-        error: finish,
-      });
+      waiters.add(waiter);
     });
 
   const assertOpen = (method: string) => {
@@ -265,7 +272,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       assertOpen('enqueue');
       // Written first (CONTRACT rule 10): the scheduler only hears of entries the store already has.
       await tracked(store.add(entry));
-      if (!closing) actor.send({ type: 'outbox.enqueued', entry, at: now() });
+      if (!closing) machine.send({ type: 'outbox.enqueued', entry, at: now() });
     },
     size: async () => (await store.list()).length,
     list: () => store.list(),
@@ -273,11 +280,11 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       assertOpen('flush');
       const loaded = await until((s) => !s.matches('loading'));
       if (loaded.status !== 'active' || loaded.matches('loadFailed')) return;
-      actor.send({ type: 'outbox.flush', at: now() });
+      machine.send({ type: 'outbox.flush', at: now() });
       await until(isQuiet);
     },
     async started(id) {
-      const begun = (s: OutboxSnapshot) => {
+      const begun = (s: OutboxRun) => {
         const status = s.context.entries.find((e) => e.id === id)?.status;
         return status === 'claiming' || status === 'sending' || status === 'committing';
       };
@@ -289,7 +296,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       const loaded = await until((s) => !s.matches('loading'));
       const entry = loaded.context.entries.find((e) => e.id === id);
       if (loaded.status !== 'active' || !loaded.matches('running') || entry?.status !== 'dead') return false;
-      actor.send({ type: 'outbox.retry', id, at: now() });
+      machine.send({ type: 'outbox.retry', id, at: now() });
       const after = await until((s) => s.context.entries.find((e) => e.id === id)?.status !== 'committing');
       // Revived, the entry may be claimed in the same step: anything but dead (or gone) means it is queued.
       const status = after.context.entries.find((e) => e.id === id)?.status;
@@ -298,9 +305,10 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     close() {
       closing ??= (async () => {
         unsubscribe?.();
-        if (actor.getSnapshot().status === 'active') actor.send({ type: 'outbox.close' });
-        // Stopping the actor clears its timers and stops its children (aborting sends in flight).
-        actor.stop();
+        machine.send({ type: 'outbox.close' });
+        // Stopping the machine clears its timers and stops its children (aborting sends in flight).
+        machine.stop();
+        wake();
         while (inFlight.size > 0) await Promise.all([...inFlight]);
         await store.releaseLease(owner).catch(() => undefined);
       })();

@@ -1,5 +1,6 @@
-import { createActor, fromPromise } from 'xstate';
-import { requestMachine } from '../../machines/request/request.machine.js';
+import { requestEffectDefaults } from '../../machines/request/request.effects.js';
+import { requestLogic } from '../../machines/request/request.logic.js';
+import { requestTable } from '../../machines/request/request.table.js';
 import type {
   AttemptInput,
   AttemptOutput,
@@ -16,16 +17,21 @@ import type {
   RequestMachineOutput,
 } from '../../machines/request/request.types.js';
 import type { Clock } from '../clock/clock.js';
-import type { InspectOption } from './client-options.js';
+import type { MachineRunner } from '../engine/machine-runner.js';
 
-/** The effects a request needs, as plain async functions: the driver turns them into machine actors. */
+/**
+ * The effects a request needs, as plain functions: the runner turns them into the machine's actors. One that
+ * answers at once (a value, not a promise) is handed back without a tick in the lean executor.
+ */
 export interface RequestEffects {
   transport(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput>;
-  chooseOrigin?: ((input: ChooseOriginInput, signal: AbortSignal) => Promise<ChooseOriginOutput>) | undefined;
-  claimRetry?: ((input: ClaimRetryInput, signal: AbortSignal) => Promise<ClaimRetryOutput>) | undefined;
-  refreshAuth?: ((input: RefreshAuthInput, signal: AbortSignal) => Promise<RefreshAuthOutput>) | undefined;
-  reconcile?: ((input: ReconcileInput, signal: AbortSignal) => Promise<ReconcileOutput>) | undefined;
+  chooseOrigin?: ((input: ChooseOriginInput, signal: AbortSignal) => Answer<ChooseOriginOutput>) | undefined;
+  claimRetry?: ((input: ClaimRetryInput, signal: AbortSignal) => Answer<ClaimRetryOutput>) | undefined;
+  refreshAuth?: ((input: RefreshAuthInput, signal: AbortSignal) => Answer<RefreshAuthOutput>) | undefined;
+  reconcile?: ((input: ReconcileInput, signal: AbortSignal) => Answer<ReconcileOutput>) | undefined;
 }
+
+type Answer<T> = T | Promise<T>;
 
 export interface RunningRequest {
   /** Settles once, with the machine's output, when the request reaches a final state. */
@@ -40,56 +46,41 @@ export interface RequestDriver {
   run(input: RequestMachineInput, onEmitted: (event: RequestMachineEmitted) => void): RunningRequest;
 }
 
+const requestDefinition = { table: requestTable, logic: requestLogic };
+
 /**
- * The one seam between failwise and XState's actor runtime: nothing else creates or touches a request
- * actor. A leaner executor (pure `transition()` steps) can replace this file without changing callers.
+ * Runs request machines through the client's runner (the lean executor, or XState when inspected): the one
+ * place that starts a request machine.
  */
 export function createRequestDriver(
   effects: RequestEffects,
-  options: {
-    clock: Clock;
-    inspect?: InspectOption | undefined;
-  },
+  options: { clock: Clock; runner: MachineRunner },
 ): RequestDriver {
-  // Each effect becomes the promise actor of the same name; an effect left out keeps the machine's default.
-  const actors: Record<string, unknown> = {};
-  for (const [name, effect] of Object.entries(effects) as [
-    string,
-    RequestEffects['transport'] | undefined,
-  ][]) {
-    if (effect)
-      actors[name] = fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) =>
-        effect(input, signal),
-      );
-  }
-  const machine = requestMachine.provide({ actors });
+  // An effect left out keeps the machine's default.
+  const actors: Record<string, (input: never, signal: AbortSignal) => unknown> = { ...requestEffectDefaults };
+  for (const [name, effect] of Object.entries(effects)) if (effect) actors[name] = effect as never;
 
   return {
     run(input, onEmitted) {
-      // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
-      const actor = createActor(machine, { input, clock: options.clock, inspect: options.inspect! });
-      const done = new Promise<RequestMachineOutput>((resolve, reject) => {
-        actor.subscribe({
-          complete: () => {
-            const output = actor.getSnapshot().output;
-            // Stopping the finished actor clears its timers and releases its children.
-            actor.stop();
-            if (output === undefined) reject(new Error('requestMachine finished without output'));
-            else resolve(output);
-          },
-          error: (error) => reject(error instanceof Error ? error : new Error(String(error))),
-        });
+      let settle!: { resolve(output: RequestMachineOutput): void; reject(error: Error): void };
+      const done = new Promise<RequestMachineOutput>((resolve, reject) => (settle = { resolve, reject }));
+      const machine = options.runner.start(requestDefinition, {
+        input,
+        clock: options.clock,
+        actors,
+        onEmit: onEmitted as (event: { type: string }) => void,
+        onEnd(end) {
+          if (end.status === 'done' && end.output !== undefined)
+            settle.resolve(end.output as RequestMachineOutput);
+          else if (end.status === 'error')
+            settle.reject(end.error instanceof Error ? end.error : new Error(String(end.error)));
+          else settle.reject(new Error(`requestMachine ended ${end.status} without output`));
+        },
       });
-      actor.on('*', onEmitted);
-      actor.start();
       return {
         done,
-        cancel: () => {
-          if (actor.getSnapshot().status === 'active') actor.send({ type: 'request.cancel' });
-        },
-        connectivity: (state) => {
-          if (actor.getSnapshot().status === 'active') actor.send({ type: `connectivity.${state}` });
-        },
+        cancel: () => machine.send({ type: 'request.cancel' }),
+        connectivity: (state) => machine.send({ type: `connectivity.${state}` }),
       };
     },
   };

@@ -24,7 +24,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   onEvent: '',
   random: '',
   generateIdempotencyKey: '',
-  inspect: '',
+  inspect: null,
   connectivity: 'current subscribe',
   store: 'add update remove get list acquireLease releaseLease close',
   cache: 'get put delete clear',
@@ -48,10 +48,8 @@ export function validateClientOptions(options: FailoverClientOptions): {
     const methods = OPTIONS[key];
     if (methods === undefined) add(key, 'unknown option');
     else if (methods === null || value === undefined) continue;
-    // `inspect` also takes an observer object ({ next, error, complete }).
     else if (methods === '') {
-      if (typeof value !== 'function' && !(key === 'inspect' && isRecord(value)))
-        add(key, 'expected a function');
+      if (typeof value !== 'function') add(key, 'expected a function');
     } else if (!isRecord(value)) add(key, 'expected an object');
     else {
       for (const name of methods.split(' ')) {
@@ -60,6 +58,7 @@ export function validateClientOptions(options: FailoverClientOptions): {
     }
   }
   checkProbe(options.probe, add);
+  checkInspect(options.inspect, add);
   if (
     options.outboxOwner !== undefined &&
     (typeof options.outboxOwner !== 'string' || options.outboxOwner === '')
@@ -135,4 +134,15 @@ function checkProbe(probe: unknown, add: (path: string, message: string) => void
     add('probe.method', 'expected "GET" or "HEAD"');
   if (probe.path !== undefined && !(typeof probe.path === 'string' && probe.path.startsWith('/')))
     add('probe.path', 'expected a path that starts with "/"');
+}
+
+/** `inspect` is what `withInspector(observer)` returns: an observer given directly would be silently unused. */
+function checkInspect(inspect: unknown, add: (path: string, message: string) => void) {
+  if (inspect === undefined) return;
+  const runner = isRecord(inspect) ? inspect.runner : undefined;
+  if (!isRecord(runner) || typeof runner.start !== 'function')
+    add(
+      'inspect',
+      "expected withInspector(observer) from 'failwise/machines' (an inspection observer goes inside it)",
+    );
 }

@@ -533,7 +533,9 @@ const browserSnippet = (() => {
   const found = [...doc.matchAll(/```ts\n([\s\S]*?)```/g)]
     .map((m) => m[1]!)
     .filter((code) => code.includes('createBrowserInspector('));
-  return (found.length === 1 ? found[0]! : '').replace(`from 'failwise'`, `from '../../src/index.js'`);
+  return (found.length === 1 ? found[0]! : '')
+    .replace(`from 'failwise'`, `from '../../src/index.js'`)
+    .replace(`from 'failwise/machines'`, `from '../../src/machines.js'`);
 })();
 const SERIALIZE_OPTION = `serialize: (event) => JSON.parse(JSON.stringify(event)),`;
 

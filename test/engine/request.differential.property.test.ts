@@ -274,14 +274,14 @@ export function invertGuard(table: MachineTable, name: string): MachineTable {
     if ('and' in guard) return { and: guard.and.map(flip) };
     return { not: flip(guard.not) };
   };
-  const rows = (list: readonly TransitionRow[]) =>
+  const rows = (list: readonly TransitionRow[] = []) =>
     list.map((row) => (row.guard === undefined ? row : { ...row, guard: flip(row.guard) }));
   return {
     ...table,
     states: table.states.map((state) => ({
       ...state,
       always: rows(state.always),
-      on: Object.fromEntries(Object.entries(state.on).map(([type, list]) => [type, rows(list)])),
+      on: Object.fromEntries(Object.entries(state.on ?? {}).map(([type, list]) => [type, rows(list)])),
     })),
   };
 }

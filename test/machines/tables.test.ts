@@ -60,10 +60,10 @@ describe('the derivation refuses what the lean executor does not run', () => {
         b: { type: 'final' },
       },
     });
-    const table = deriveTable(machine as unknown as AnyStateMachine, logic);
+    const table = deriveTable(machine, logic);
     expect(table.states.map((s) => s.id)).toEqual(['m', 'm.a', 'm.b']);
     expect(table.states[1]!.after).toEqual([{ delay: 'wait', event: 'xstate.after.wait.m.a' }]);
-    expect(table.states[1]!.always[0]!.guard).toEqual({ and: ['isBig', 'isSmall'] });
+    expect(table.states[1]!.always?.[0]?.guard).toEqual({ and: ['isBig', 'isSmall'] });
   });
   it('an inline guard', () =>
     refuses(

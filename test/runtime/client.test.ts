@@ -1,3 +1,4 @@
+import { withInspector } from '../../src/runtime/xstate-runner.js';
 import { describe, expect, it } from 'vitest';
 import { harness } from '../helpers/client-harness.js';
 import { fail, respond } from '../helpers/scripted-transport.js';
@@ -215,6 +216,7 @@ describe('bad input', () => {
         'clock: expected an object',
         'auth.refresh: expected a function',
         'onEvent: expected a function',
+        "inspect: expected withInspector(observer) from 'failwise/machines' (an inspection observer goes inside it)",
         'origins[0].weight: unknown option',
         'origins[0].allowInsecure: expected a boolean',
         'origins[0].credentials: expected "send" or "omit"',
@@ -254,12 +256,13 @@ describe('inspection', () => {
   it('passes the inspect observer to each request actor, as the Stately inspector needs', async () => {
     const inspected: { type: string; value?: unknown }[] = [];
     const h = harness([{ reply: respond(503) }, { reply: respond(200) }], {
-      inspect: (event) =>
+      inspect: withInspector((event) =>
         inspected.push({
           type: event.type,
           value:
             event.type === '@xstate.snapshot' ? (event.snapshot as { value?: unknown }).value : undefined,
         }),
+      ),
     });
     expect(await h.run({ path: '/x' })).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect(inspected.some((e) => e.type === '@xstate.actor')).toBe(true);

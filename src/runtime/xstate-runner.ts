@@ -1,0 +1,121 @@
+import {
+  createActor,
+  fromCallback,
+  fromPromise,
+  type AnyStateMachine,
+  type EventObject,
+  type InspectionEvent,
+  type Observer,
+} from 'xstate';
+import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
+import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
+import { requestMachine } from '../../machines/request/request.machine.js';
+import type { LeanStatus } from '../engine/lean-actor.js';
+import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
+import type { InspectOption } from './client-options.js';
+
+/** An XState inspection observer or callback (`createBrowserInspector().inspect`, for one). */
+export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
+
+/** The XState machine behind each table, by machine id. */
+const machines: Record<string, AnyStateMachine> = {
+  request: requestMachine,
+  originHealth: originHealthMachine,
+  outbox: outboxMachine,
+};
+
+/**
+ * The client's `inspect` option: the client then runs every machine as a real XState actor with this
+ * inspection observer, so the Stately inspector (or any observer) sees every actor, snapshot and event.
+ * Without it the client runs the same machines in the lean executor, and its bundle has no XState.
+ */
+export function withInspector(observer: InspectionObserver): InspectOption {
+  return { runner: xstateRunner(observer) };
+}
+
+/** Runs machines as XState actors: what `withInspector` gives the client. */
+export function xstateRunner(inspect?: InspectionObserver): MachineRunner {
+  return {
+    start(definition, options) {
+      const machine = machines[definition.table.id];
+      if (machine === undefined) throw new Error(`xstateRunner: no machine with id ${definition.table.id}`);
+      const actors: Record<string, unknown> = {};
+      for (const [name, effect] of Object.entries(options.actors)) {
+        // A promise either way: an effect that answers at once, or throws, settles the promise.
+        actors[name] = fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) =>
+          Promise.resolve().then(() => effect(input, signal)),
+        );
+      }
+      for (const [name, run] of Object.entries(options.spawned ?? {})) {
+        actors[name] = fromCallback<EventObject, never>(({ input, sendBack }) => {
+          const controller = new AbortController();
+          void run(input, controller.signal).then((event) => {
+            if (!controller.signal.aborted) sendBack(event);
+          });
+          return () => controller.abort();
+        });
+      }
+      // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
+      const actor = createActor(machine.provide({ actors } as never), {
+        input: options.input,
+        clock: options.clock,
+        inspect: inspect!,
+      } as never);
+      let ended = false;
+      const end = (
+        status: Exclude<LeanStatus, 'active'>,
+        detail: { output?: unknown; error?: unknown } = {},
+      ) => {
+        if (ended) return;
+        ended = true;
+        if (status === 'done') options.onEnd?.({ status, output: detail.output });
+        else if (status === 'error') options.onEnd?.({ status, error: detail.error });
+        else options.onEnd?.({ status });
+      };
+      actor.subscribe({
+        next: () => options.onChange?.(),
+        complete: () => {
+          const snapshot = actor.getSnapshot() as { status: string; output: unknown };
+          if (snapshot.status === 'done') {
+            options.onChange?.();
+            // Stopping the finished actor clears its timers and releases its children.
+            actor.stop();
+            end('done', { output: snapshot.output });
+          }
+        },
+        error: (error) => end('error', { error }),
+      });
+      if (options.onEmit) actor.on('*', options.onEmit as never);
+      actor.start();
+      const snapshot = () =>
+        actor.getSnapshot() as unknown as {
+          status: string;
+          context: never;
+          value: unknown;
+          matches(value: unknown): boolean;
+        };
+      const run: MachineRun<never> = {
+        get status() {
+          const status = snapshot().status;
+          return (status === 'stopped' && ended ? 'done' : status) as LeanStatus;
+        },
+        get context() {
+          return snapshot().context;
+        },
+        get value() {
+          return snapshot().value;
+        },
+        matches: (value) => snapshot().matches(value),
+        send(event) {
+          if (snapshot().status === 'active') actor.send(event);
+        },
+        stop() {
+          if (snapshot().status !== 'active') return;
+          actor.stop();
+          end('stopped');
+        },
+      };
+      return run;
+    },
+  };
+}
