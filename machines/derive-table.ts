@@ -98,6 +98,9 @@ class Deriver {
   }
 
   table(): MachineTable {
+    // The lean executor keeps the configuration as the bits of one 32-bit integer.
+    if (this.nodes.length > 31)
+      this.refuse(this.nodes[0]!, `it has ${this.nodes.length} states; at most 31 are supported`);
     const config = this.machine.config as Record<string, unknown>;
     if (config.context !== this.logic.context)
       this.refuse(this.nodes[0]!, 'its context must be the logic’s `context` function');

@@ -18,21 +18,39 @@ import type {
 type Changes = Partial<RequestMachineContext>;
 type Args = { context: RequestMachineContext };
 
+/** Every field is set from the start (some to undefined), so that every context has one shape. */
 export function initialContext(input: RequestMachineInput): RequestMachineContext {
   return {
-    ...input,
+    requestId: input.requestId,
+    method: input.method,
+    origins: input.origins,
+    write: input.write,
+    idempotencyKey: input.idempotencyKey,
+    policy: input.policy,
+    budgetMs: input.budgetMs,
+    startedAt: input.startedAt,
+    canRefreshAuth: input.canRefreshAuth,
+    canReconcile: input.canReconcile,
+    deferrable: input.deferrable,
     random: input.random ?? Math.random,
     deviceOffline: input.deviceOffline ?? false,
     now: input.startedAt,
     attempts: 0,
     attemptStartedAt: input.startedAt,
     inFlight: false,
+    origin: undefined,
     pinned: false,
     failures: [],
+    lastResponse: undefined,
+    response: undefined,
     authRefreshed: false,
+    authGeneration: undefined,
     replayCleared: false,
     reconciled: false,
     retries: 0,
+    previousDelayMs: undefined,
+    plan: undefined,
+    reason: undefined,
   };
 }
 

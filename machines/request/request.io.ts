@@ -91,5 +91,7 @@ export const requestOutputs = {
 
 /** An outcome carries no key whose value is undefined (`'failure' in outcome` means there is one). */
 function defined(value: Record<string, unknown>): RequestMachineOutput {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as RequestMachineOutput;
+  const out: Record<string, unknown> = {};
+  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
+  return out as RequestMachineOutput;
 }

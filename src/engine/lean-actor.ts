@@ -28,6 +28,11 @@ export interface LeanActorOptions<TContext, TInput> {
   actors: Readonly<Record<string, LeanEffect>>;
   /** Names of the actors that are children spawned by steps: their result is the one event they send back. */
   spawned?: ReadonlySet<string> | undefined;
+  /**
+   * Names of invoked actors that answer at once and ignore their signal: they get a signal that never aborts,
+   * so that no AbortController is made for them.
+   */
+  instant?: ReadonlySet<string> | undefined;
   /** The machine's emitted events, after the step that emitted them. */
   onEmit?: ((event: { type: string }) => void) | undefined;
   /** After every step (the outbox runner waits for states this way). */
@@ -46,6 +51,11 @@ export type LeanStatus = 'active' | 'done' | 'stopped' | 'error';
 
 type Event = { type: string; [key: string]: unknown };
 
+interface TimerSlot {
+  readonly event: string;
+  handle: unknown;
+}
+
 interface Child {
   readonly id: string;
   readonly src: string;
@@ -59,13 +69,16 @@ export class LeanActor<TContext, TInput = unknown> {
   status: LeanStatus = 'active';
   context: TContext;
   output: unknown;
-  /** `active[i]`: state `i` of the table is in the configuration. */
-  private readonly active: boolean[];
-  private readonly timers = new Map<string, unknown>();
-  private readonly children = new Map<string, Child>();
-  private readonly mailbox: Event[] = [];
-  private readonly internal: Event[] = [];
-  private deferred: (() => void)[] = [];
+  /** The configuration: bit `i` is set while state `i` of the table is active (tables have at most 31 states). */
+  private config = 0;
+  /** Armed timers, and running children: few at a time, so plain lists, made only when first needed. */
+  private timers: TimerSlot[] | undefined;
+  private children: Child[] | undefined;
+  /** Events sent while a step runs, and events the machine raised, waiting their turn. */
+  private mailbox: Event[] | undefined;
+  private internal: Event[] | undefined;
+  /** The effects of the step being taken, run after it. */
+  private deferred: (() => void)[] | undefined;
   private processing = false;
   private started = false;
   /** Whether the step changed context, children or states (XState's new snapshot): eventless transitions are selected again. */
@@ -73,23 +86,20 @@ export class LeanActor<TContext, TInput = unknown> {
 
   constructor(private readonly options: LeanActorOptions<TContext, TInput>) {
     this.states = compile(options.table);
-    this.active = this.states.map(() => false);
+    this.everyState = this.states.map((_, i) => i);
     this.context = options.logic.context({ input: options.input });
   }
 
   private readonly states: readonly State[];
+  private readonly everyState: readonly number[];
 
   /** Enters the initial states and runs what they start. */
   start(): this {
     if (this.started) return this;
     this.started = true;
     this.run(() => {
-      this.microstep(
-        [{ targets: this.initialTargets(), actions: [], reenter: true }],
-        [0],
-        { type: 'xstate.init' },
-        true,
-      );
+      const init: Selected = { row: { targets: this.initialTargets(), reenter: true }, source: 0 };
+      this.microstep([init], { type: 'xstate.init' }, true);
       this.settle({ type: 'xstate.init' });
     });
     return this;
@@ -99,7 +109,7 @@ export class LeanActor<TContext, TInput = unknown> {
   send(event: Event): void {
     if (this.status !== 'active' || !this.started) return;
     if (this.processing) {
-      this.mailbox.push(event);
+      (this.mailbox ??= []).push(event);
       return;
     }
     this.run(() => this.macrostep(event));
@@ -126,17 +136,17 @@ export class LeanActor<TContext, TInput = unknown> {
   /** Whether the state with this dotted id is in the configuration. */
   hasState(id: string): boolean {
     const index = this.states.findIndex((s) => s.id === id);
-    return index >= 0 && this.active[index] === true;
+    return index >= 0 && this.isActive(index);
   }
 
   /** The timers armed now, by event type. */
   pendingTimers(): string[] {
-    return [...this.timers.keys()];
+    return (this.timers ?? []).map((t) => t.event);
   }
 
   /** The children running now, by id. */
   runningChildren(): string[] {
-    return [...this.children.values()].filter((c) => c.state !== 'stopped').map((c) => c.id);
+    return (this.children ?? []).filter((c) => c.state !== 'stopped').map((c) => c.id);
   }
 
   // ---- processing ----
@@ -146,8 +156,9 @@ export class LeanActor<TContext, TInput = unknown> {
     try {
       step();
       this.flush();
-      while (this.status === 'active' && this.mailbox.length > 0) {
-        this.macrostep(this.mailbox.shift()!);
+      for (let next = this.mailbox?.shift(); next !== undefined; next = this.mailbox?.shift()) {
+        if (this.status !== 'active') break;
+        this.macrostep(next);
         this.flush();
       }
     } catch (error) {
@@ -160,8 +171,8 @@ export class LeanActor<TContext, TInput = unknown> {
   /** Runs the effects of the last step, then says the step is over; ends the machine if it is done. */
   private flush(): void {
     const effects = this.deferred;
-    this.deferred = [];
-    for (const effect of effects) effect();
+    this.deferred = undefined;
+    if (effects) for (const effect of effects) effect();
     if (this.status === 'done') {
       this.halt();
       this.options.onChange?.();
@@ -180,12 +191,12 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** Clears every timer and aborts every child. */
   private halt(): void {
-    for (const handle of this.timers.values()) this.options.timers.clear(handle);
-    this.timers.clear();
-    for (const child of this.children.values()) this.abort(child);
-    this.children.clear();
-    this.mailbox.length = 0;
-    this.internal.length = 0;
+    for (const timer of this.timers ?? []) this.options.timers.clear(timer.handle);
+    this.timers = undefined;
+    for (const child of this.children ?? []) this.abort(child);
+    this.children = undefined;
+    this.mailbox = undefined;
+    this.internal = undefined;
   }
 
   private macrostep(event: Event): void {
@@ -194,12 +205,7 @@ export class LeanActor<TContext, TInput = unknown> {
       // XState: an actor's error that no transition handles fails the machine.
       throw new UnhandledActorError(this.options.table.id, event.type, (event as { error?: unknown }).error);
     }
-    this.microstep(
-      transitions.map((t) => t.row),
-      transitions.map((t) => t.source),
-      event,
-      false,
-    );
+    this.microstep(transitions, event, false);
     this.settle(event);
   }
 
@@ -211,64 +217,53 @@ export class LeanActor<TContext, TInput = unknown> {
       let enabled: Selected[] = selectEventless ? this.selectEventless(event) : [];
       const fromEventless = enabled.length > 0;
       if (!fromEventless) {
-        const next = this.internal.shift();
+        const next = this.internal?.shift();
         if (next === undefined) break;
         event = next;
         enabled = this.select(event);
       }
       this.changed = false;
-      this.microstep(
-        enabled.map((t) => t.row),
-        enabled.map((t) => t.source),
-        event,
-        false,
-      );
+      this.microstep(enabled, event, false);
       selectEventless = !fromEventless || this.changed;
     }
   }
 
   // ---- selection ----
 
-  private atomicStates(): number[] {
-    const atomic: number[] = [];
-    for (let i = 0; i < this.states.length; i++) {
-      const type = this.states[i]!.type;
-      if (this.active[i] && (type === 'atomic' || type === 'final')) atomic.push(i);
-    }
-    return atomic;
-  }
-
   /** For each atomic state, the first enabled transition for this event on it or its nearest ancestor. */
   private select(event: Event): Selected[] {
     const enabled: Selected[] = [];
-    for (const atomic of this.atomicStates()) {
-      loop: for (let s = atomic; s !== -1; s = this.states[s]!.parent) {
-        const candidates = this.states[s]!.on[event.type];
+    for (let atomic = 0; atomic < this.states.length; atomic++) {
+      if (!this.isActive(atomic) || !this.states[atomic]!.atomic) continue;
+      loop: for (const s of this.states[atomic]!.path) {
+        const candidates = this.states[s]!.on.get(event.type);
         if (candidates === undefined) continue;
-        for (const row of candidates) {
-          if (row.guard === undefined || this.check(row.guard, event)) {
-            if (!enabled.some((e) => e.row === row)) enabled.push({ row, source: s });
+        for (const t of candidates) {
+          if (t.row.guard === undefined || this.check(t.row.guard, event)) {
+            if (!enabled.includes(t)) enabled.push(t);
             break loop;
           }
         }
       }
     }
-    return this.removeConflicts(enabled);
+    return enabled.length < 2 ? enabled : this.removeConflicts(enabled);
   }
 
+  /** The same for eventless transitions. */
   private selectEventless(event: Event): Selected[] {
     const enabled: Selected[] = [];
-    for (const atomic of this.atomicStates()) {
-      loop: for (let s = atomic; s !== -1; s = this.states[s]!.parent) {
-        for (const row of this.states[s]!.always) {
-          if (row.guard === undefined || this.check(row.guard, event)) {
-            if (!enabled.some((e) => e.row === row)) enabled.push({ row, source: s });
+    for (let atomic = 0; atomic < this.states.length; atomic++) {
+      if (!this.isActive(atomic) || !this.states[atomic]!.atomic) continue;
+      loop: for (const s of this.states[atomic]!.path) {
+        for (const t of this.states[s]!.always) {
+          if (t.row.guard === undefined || this.check(t.row.guard, event)) {
+            if (!enabled.includes(t)) enabled.push(t);
             break loop;
           }
         }
       }
     }
-    return this.removeConflicts(enabled);
+    return enabled.length < 2 ? enabled : this.removeConflicts(enabled);
   }
 
   private check(guard: GuardRow, event: Event): boolean {
@@ -306,50 +301,41 @@ export class LeanActor<TContext, TInput = unknown> {
 
   // ---- the microstep ----
 
-  private microstep(
-    rows: readonly TransitionRow[],
-    sources: readonly number[],
-    event: Event,
-    initial: boolean,
-  ): void {
-    if (rows.length === 0) return;
-    const selected = rows.map((row, i) => ({ row, source: sources[i]! }));
+  private microstep(selected: readonly Selected[], event: Event, initial: boolean): void {
+    if (selected.length === 0) return;
     if (!initial) this.exitStates(this.exitSet(selected), event);
     for (const { row } of selected) if (row.actions) this.execute(row.actions, event);
     this.enterStates(selected, event, initial);
   }
 
+  /** The active states a microstep exits, deepest (last in document order) first. */
   private exitSet(transitions: readonly Selected[]): number[] {
-    const exit = new Set<number>();
+    const exit: number[] = [];
     for (const t of transitions) {
       if (!t.row.targets?.length) continue;
       const domain = this.domain(t);
-      if (t.row.reenter && t.source === domain) exit.add(domain);
-      for (let s = 0; s < this.states.length; s++)
-        if (this.active[s] && this.isDescendant(s, domain)) exit.add(s);
+      if (t.row.reenter && t.source === domain && !exit.includes(domain)) exit.push(domain);
+      const below = domain === -1 ? this.everyState : this.states[domain]!.descendants;
+      for (const s of below) if (this.isActive(s) && !exit.includes(s)) exit.push(s);
     }
-    return [...exit];
+    return exit.sort((a, b) => b - a);
   }
 
-  private exitStates(toExit: number[], event: Event): void {
-    toExit.sort((a, b) => b - a);
+  private exitStates(toExit: readonly number[], event: Event): void {
     for (const s of toExit) {
       const state = this.states[s]!;
       this.execute(state.exit, event);
       for (const after of state.after) this.cancelTimer(after.event);
       for (const invoke of state.invoke) this.stopChild(invoke.id);
-      this.active[s] = false;
+      this.config &= ~(1 << s);
       this.changed = true;
     }
   }
 
   private enterStates(transitions: readonly Selected[], event: Event, initial: boolean): void {
-    const toEnter = new Set<number>();
-    this.entrySet(transitions, toEnter);
-    if (initial) toEnter.add(0);
-    for (const s of [...toEnter].sort((a, b) => a - b)) {
+    for (const s of this.statesToEnter(transitions, initial)) {
       const state = this.states[s]!;
-      this.active[s] = true;
+      this.config |= 1 << s;
       this.changed = true;
       this.execute(state.entry, event);
       for (const after of state.after) this.armTimer(after.event, after.delay);
@@ -357,13 +343,13 @@ export class LeanActor<TContext, TInput = unknown> {
       if (state.type === 'final' && state.parent === 0) {
         // A final child of the root ends the machine; the derivation accepts final states nowhere else.
         for (let a = this.states.length - 1; a >= 0; a--) {
-          if (!this.active[a]) continue;
+          if (!this.isActive(a)) continue;
           this.execute(this.states[a]!.exit, event);
           for (const after of this.states[a]!.after) this.cancelTimer(after.event);
         }
         this.status = 'done';
         this.output = this.machineOutput(state, event);
-        for (const child of this.children.values()) this.stopChild(child.id);
+        for (const child of [...(this.children ?? [])]) this.stopChild(child.id);
         return;
       }
     }
@@ -377,6 +363,26 @@ export class LeanActor<TContext, TInput = unknown> {
     if (name === undefined) return undefined;
     const doneEvent = { type: `xstate.done.state.${final.id}`, output: stateOutput };
     return outputs[name]!({ context: this.context, event: doneEvent });
+  }
+
+  /**
+   * The states a microstep enters, in document order. What one transition enters depends only on the table,
+   * so it is computed once per transition and kept; several at once (parallel regions) are computed together.
+   */
+  private statesToEnter(transitions: readonly Selected[], initial: boolean): readonly number[] {
+    if (transitions.length === 1 && !initial) {
+      const t = transitions[0]!;
+      if (t.entered === undefined) {
+        const set = new Set<number>();
+        this.entrySet(transitions, set);
+        t.entered = [...set].sort((a, b) => a - b);
+      }
+      return t.entered;
+    }
+    const set = new Set<number>();
+    this.entrySet(transitions, set);
+    if (initial) set.add(0);
+    return [...set].sort((a, b) => a - b);
   }
 
   // ---- entry set (XState's computeEntrySet and its helpers) ----
@@ -442,6 +448,10 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** The state whose descendants a transition exits and enters (XState's getTransitionDomain). */
   private domain(t: Selected): number {
+    return (t.domain ??= this.computeDomain(t));
+  }
+
+  private computeDomain(t: Selected): number {
     const targets = t.row.targets ?? [];
     if (!t.row.reenter && targets.every((s) => s === t.source || this.isDescendant(s, t.source)))
       return t.source;
@@ -468,16 +478,17 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   /** Whether `child` lies strictly below `parent` (every state lies below -1, as below XState's `undefined`). */
+  private isActive(s: number): boolean {
+    return (this.config & (1 << s)) !== 0;
+  }
+
   private isDescendant(child: number, parent: number): boolean {
-    let marker = child;
-    while (this.states[marker]!.parent !== -1 && this.states[marker]!.parent !== parent)
-      marker = this.states[marker]!.parent;
-    return this.states[marker]!.parent === parent;
+    return parent === -1 || this.states[child]!.ancestors.has(parent);
   }
 
   private valueOf(s: number): unknown {
     const state = this.states[s]!;
-    const activeChildren = state.children.filter((c) => this.active[c]);
+    const activeChildren = state.children.filter((c) => this.isActive(c));
     if (state.type === 'compound') {
       const child = activeChildren[0];
       if (child === undefined) return {};
@@ -495,7 +506,7 @@ export class LeanActor<TContext, TInput = unknown> {
     for (const action of actions) {
       const impl = this.options.logic.actions[action.name] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
-        this.internal.push(impl.event);
+        (this.internal ??= []).push(impl.event as Event);
         continue;
       }
       const params = this.paramsOf(action, event);
@@ -518,8 +529,12 @@ export class LeanActor<TContext, TInput = unknown> {
     return this.options.logic.params[params.from]!({ context: this.context, event });
   }
 
+  /**
+   * Applies a context change in place: the logic never keeps a context it was given, and nothing outside
+   * reads an old one, so the copy XState's `assign` makes would only be garbage.
+   */
   private patch(changes: Partial<TContext>): void {
-    this.context = { ...this.context, ...changes };
+    Object.assign(this.context as object, changes);
     this.changed = true;
   }
 
@@ -533,32 +548,47 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private emit(event: { type: string }): void {
     const onEmit = this.options.onEmit;
-    if (onEmit) this.deferred.push(() => onEmit(event));
+    if (onEmit) this.defer(() => onEmit(event));
   }
 
   private armTimer(eventType: string, delayName: string): void {
     const delay = this.options.logic.delays[delayName]!({ context: this.context });
-    this.deferred.push(() => {
+    this.defer(() => {
       this.clearTimer(eventType);
-      const fire = () => {
-        if (this.timers.get(eventType) !== handle) return;
-        this.timers.delete(eventType);
+      const slot: TimerSlot = { event: eventType, handle: undefined };
+      slot.handle = this.options.timers.set(() => {
+        const at = this.timers ? this.timers.indexOf(slot) : -1;
+        if (at === -1) return;
+        this.timers!.splice(at, 1);
         this.send({ type: eventType });
-      };
-      const handle: unknown = this.options.timers.set(fire, delay);
-      this.timers.set(eventType, handle);
+      }, delay);
+      (this.timers ??= []).push(slot);
     });
   }
 
   private cancelTimer(eventType: string): void {
-    this.deferred.push(() => this.clearTimer(eventType));
+    this.defer(() => this.clearTimer(eventType));
   }
 
   private clearTimer(eventType: string): void {
-    const handle = this.timers.get(eventType);
-    if (handle === undefined) return;
-    this.timers.delete(eventType);
-    this.options.timers.clear(handle);
+    const timers = this.timers;
+    const at = timers ? timers.findIndex((t) => t.event === eventType) : -1;
+    if (at === -1) return;
+    this.options.timers.clear(timers![at]!.handle);
+    timers!.splice(at, 1);
+  }
+
+  private defer(effect: () => void): void {
+    (this.deferred ??= []).push(effect);
+  }
+
+  private findChild(id: string): Child | undefined {
+    return this.children?.find((c) => c.id === id);
+  }
+
+  private dropChild(child: Child): void {
+    const at = this.children ? this.children.indexOf(child) : -1;
+    if (at !== -1) this.children!.splice(at, 1);
   }
 
   private spawn(
@@ -577,19 +607,21 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private spawnWithInput(id: string, src: string, input: unknown, spawned: boolean): void {
     const child: Child = { id, src, input, spawned, state: 'new' };
-    this.children.set(id, child);
+    const existing = this.findChild(id);
+    if (existing) this.dropChild(existing);
+    (this.children ??= []).push(child);
     this.changed = true;
-    this.deferred.push(() => this.startChild(child));
+    this.defer(() => this.startChild(child));
   }
 
   private stopChild(id: string): void {
-    const child = this.children.get(id);
+    const child = this.findChild(id);
     if (child === undefined) return;
-    this.children.delete(id);
+    this.dropChild(child);
     this.changed = true;
     // A child stopped in the step that spawned it never starts (as in XState).
     if (child.state === 'new') child.state = 'stopped';
-    else this.deferred.push(() => this.abort(child));
+    else this.defer(() => this.abort(child));
   }
 
   private abort(child: Child): void {
@@ -603,11 +635,14 @@ export class LeanActor<TContext, TInput = unknown> {
     child.state = 'running';
     const effect = this.options.actors[child.src];
     if (effect === undefined) throw new Error(`${this.options.table.id}: no actor \`${child.src}\` provided`);
-    const controller = new AbortController();
-    child.controller = controller;
+    let signal = NEVER_ABORTED;
+    if (!this.options.instant?.has(child.src)) {
+      child.controller = new AbortController();
+      signal = child.controller.signal;
+    }
     let result: unknown;
     try {
-      result = effect(child.input as never, controller.signal);
+      result = effect(child.input as never, signal);
     } catch (error) {
       this.reply(child, { ok: false, error });
       return;
@@ -624,9 +659,9 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** An actor's answer reaches the machine only while that very child is current. */
   private reply(child: Child, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
-    if (child.state !== 'running' || this.children.get(child.id) !== child) return;
+    if (child.state !== 'running' || this.findChild(child.id) !== child) return;
     child.state = 'stopped';
-    this.children.delete(child.id);
+    this.dropChild(child);
     if (child.spawned) {
       // A spawned child's answer is the one event it sends back (its wrapper never rejects).
       if (outcome.ok) this.send(outcome.value as Event);
@@ -660,9 +695,17 @@ interface State {
   readonly exit: readonly ActionRow[];
   readonly invoke: readonly NonNullable<StateRow['invoke']>[number][];
   readonly after: readonly NonNullable<StateRow['after']>[number][];
-  readonly on: Readonly<Record<string, readonly TransitionRow[]>>;
-  readonly always: readonly TransitionRow[];
+  /** Transitions by event type, each paired with this state as its source. */
+  readonly on: ReadonlyMap<string, readonly Selected[]>;
+  readonly always: readonly Selected[];
   readonly output?: string | undefined;
+  readonly atomic: boolean;
+  /** This state, then its ancestors up to the root. */
+  readonly path: readonly number[];
+  /** Its proper ancestors. */
+  readonly ancestors: ReadonlySet<number>;
+  /** Its proper descendants, in document order. */
+  readonly descendants: readonly number[];
 }
 
 const compiled = new WeakMap<MachineTable, readonly State[]>();
@@ -671,24 +714,42 @@ const compiled = new WeakMap<MachineTable, readonly State[]>();
 function compile(table: MachineTable): readonly State[] {
   let states = compiled.get(table);
   if (states === undefined) {
-    states = table.states.map((row) => ({
-      ...row,
-      children: row.children ?? [],
-      entry: row.entry ?? [],
-      exit: row.exit ?? [],
-      invoke: row.invoke ?? [],
-      after: row.after ?? [],
-      on: row.on ?? {},
-      always: row.always ?? [],
-    }));
+    const rows = table.states;
+    const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
+    states = rows.map((row, i) => {
+      const path = pathOf(i);
+      const pair = (list: readonly TransitionRow[] = []) => list.map((t) => ({ row: t, source: i }));
+      return {
+        ...row,
+        children: row.children ?? [],
+        entry: row.entry ?? [],
+        exit: row.exit ?? [],
+        invoke: row.invoke ?? [],
+        after: row.after ?? [],
+        on: new Map(Object.entries(row.on ?? {}).map(([type, list]) => [type, pair(list)])),
+        always: pair(row.always),
+        atomic: row.type === 'atomic' || row.type === 'final',
+        path,
+        ancestors: new Set(path.slice(1)),
+        descendants: rows.flatMap((_, d) => (pathOf(d).slice(1).includes(i) ? [d] : [])),
+      };
+    });
     compiled.set(table, states);
   }
   return states;
 }
 
+/** The signal of an effect that answers at once: nothing is left to abort by the time a state could be left. */
+const NEVER_ABORTED = new AbortController().signal;
+
+/** A transition and the state it is defined on, with what the table alone decides about it, once known. */
 interface Selected {
-  row: TransitionRow;
-  source: number;
+  readonly row: TransitionRow;
+  readonly source: number;
+  /** Its domain (XState's getTransitionDomain). */
+  domain?: number;
+  /** The states it enters, in document order. */
+  entered?: readonly number[];
 }
 
 function intersects(a: readonly number[], b: readonly number[]): boolean {

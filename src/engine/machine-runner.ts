@@ -30,6 +30,8 @@ export interface RunOptions<TInput> {
   actors: Readonly<Record<string, LeanEffect>>;
   /** Children that steps spawn, by name: each resolves with the one event it sends back (and never rejects). */
   spawned?: Readonly<Record<string, (input: never, signal: AbortSignal) => Promise<{ type: string }>>>;
+  /** Invoked actors that answer at once (a value, never a promise) and ignore their signal. */
+  instant?: ReadonlySet<string> | undefined;
   onEmit?: ((event: { type: string }) => void) | undefined;
   /** After every step. */
   onChange?: (() => void) | undefined;
@@ -50,14 +52,15 @@ export interface MachineRun<TContext> {
 /** Runs machines in the lean executor: no actor, snapshot or mailbox per run. */
 export const leanRunner: MachineRunner = {
   start(definition, options) {
-    const actors: Record<string, LeanEffect> = { ...options.actors, ...options.spawned };
+    const { spawned } = options;
     return new LeanActor({
       table: definition.table,
       logic: definition.logic,
       input: options.input,
       timers: clockTimers(options.clock),
-      actors,
-      spawned: new Set(Object.keys(options.spawned ?? {})),
+      actors: spawned ? { ...options.actors, ...spawned } : options.actors,
+      spawned: spawned ? new Set(Object.keys(spawned)) : undefined,
+      instant: options.instant,
       onEmit: options.onEmit,
       onChange: options.onChange,
       onEnd: options.onEnd,

@@ -16,6 +16,15 @@ class ZeroDelay {
  * runs as a microtask, after whatever the current step started.
  */
 export function clockTimers(clock: Clock): Timers {
+  let timers = byClock.get(clock);
+  if (timers === undefined) byClock.set(clock, (timers = timersOn(clock)));
+  return timers;
+}
+
+/** One `Timers` per clock, made once: a request does not allocate its own. */
+const byClock = new WeakMap<Clock, Timers>();
+
+function timersOn(clock: Clock): Timers {
   return {
     set(fn, delayMs) {
       if (delayMs > 0) return clock.setTimeout(fn, delayMs);

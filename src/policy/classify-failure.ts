@@ -78,17 +78,17 @@ export function classifyResult(
   }
   const { status, statusText, headers } = result.response;
   const failureClass = classifyStatus(status);
+  // A success has no wait to honour: its headers are not read.
+  if (failureClass === undefined) return undefined;
   const retryAfterMs = parseRetryAfter(headers.get('retry-after'), options.now);
-  return failureClass === undefined
-    ? undefined
-    : {
-        class: failureClass,
-        requestSent: 'yes',
-        origin,
-        status,
-        message: `HTTP ${status} ${statusText.trim()}`.trim(),
-        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
-      };
+  return {
+    class: failureClass,
+    requestSent: 'yes',
+    origin,
+    status,
+    message: `HTTP ${status} ${statusText.trim()}`.trim(),
+    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+  };
 }
 
 /** The failure of an attempt the caller aborted (`signal`); the request may or may not have gone out. */

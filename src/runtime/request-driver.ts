@@ -47,6 +47,8 @@ export interface RequestDriver {
 }
 
 const requestDefinition = { table: requestTable, logic: requestLogic };
+/** The client's origin choice and retry-budget claim answer at once (RequestEffects says they may). */
+const INSTANT: ReadonlySet<string> = new Set(['chooseOrigin', 'claimRetry']);
 
 /**
  * Runs request machines through the client's runner (the lean executor, or XState when inspected): the one
@@ -68,6 +70,7 @@ export function createRequestDriver(
         input,
         clock: options.clock,
         actors,
+        instant: INSTANT,
         onEmit: onEmitted as (event: { type: string }) => void,
         onEnd(end) {
           if (end.status === 'done' && end.output !== undefined)
