@@ -10,7 +10,7 @@ import {
   type DecisionEvent,
   type FailoverClient,
   type Outcome,
-} from '../src/index.node.js';
+} from '../dist/src/index.node.js';
 import type { LoopbackServer } from './loopback-server.js';
 import { handLoop } from './peers.js';
 import type { LoadResult, LoadRound, ThroughputResult } from './report.js';

@@ -7,7 +7,7 @@ import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 
-import { createFailoverClient, systemClock, type Outcome, type Transport } from '../src/index.node.js';
+import { createFailoverClient, systemClock, type Outcome, type Transport } from '../dist/src/index.node.js';
 import { collectGarbage } from './harness.js';
 import type { MemoryResult } from './report.js';
 

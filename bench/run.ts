@@ -1,6 +1,8 @@
 /**
- * `npm run bench` (`node --expose-gc --import tsx bench/run.ts --write`): issue 10's benchmark, through
- * failwise's public client only, each figure next to its peers in one run.
+ * `npm run bench` (`npm run build && node --expose-gc --import tsx bench/run.ts --write`): issue 10's
+ * benchmark, through failwise's public client only, each figure next to its peers in one run. It measures the
+ * built package (dist/), as an app runs it: tsx would compile src/ with esbuild's keepNames, which wraps every
+ * function and gives every closure a property store of its own, costing time and memory the package does not.
  *
  *   1. success path and 2. retry path: failwise next to a hand-written loop, cockatiel (with and without
  *      a timeout) and p-retry, over the same in-process transport (bench/peers.ts);

@@ -17,7 +17,8 @@ import type {
   RequestMachineOutput,
 } from '../../machines/request/request.types.js';
 import type { Clock } from '../clock/clock.js';
-import type { MachineRunner } from '../engine/machine-runner.js';
+import type { LeanEnd } from '../engine/lean-actor.js';
+import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 
 /**
  * The effects a request needs, as plain functions: the runner turns them into the machine's actors. One that
@@ -64,27 +65,50 @@ export function createRequestDriver(
 
   return {
     run(input, onEmitted) {
-      let settle!: { resolve(output: RequestMachineOutput): void; reject(error: Error): void };
-      const done = new Promise<RequestMachineOutput>((resolve, reject) => (settle = { resolve, reject }));
-      const machine = options.runner.start(requestDefinition, {
+      const running = new Running();
+      running.machine = options.runner.start(requestDefinition, {
         input,
         clock: options.clock,
         actors,
         instant: INSTANT,
         onEmit: onEmitted as (event: { type: string }) => void,
-        onEnd(end) {
-          if (end.status === 'done' && end.output !== undefined)
-            settle.resolve(end.output as RequestMachineOutput);
-          else if (end.status === 'error')
-            settle.reject(end.error instanceof Error ? end.error : new Error(String(end.error)));
-          else settle.reject(new Error(`requestMachine ended ${end.status} without output`));
-        },
+        onEnd: (end) => running.end(end),
       });
-      return {
-        done,
-        cancel: () => machine.send({ type: 'request.cancel' }),
-        connectivity: (state) => machine.send({ type: `connectivity.${state}` }),
-      };
+      return running;
     },
   };
+}
+
+const CANCEL = { type: 'request.cancel' };
+const ONLINE = { type: 'connectivity.online' };
+const OFFLINE = { type: 'connectivity.offline' };
+
+/** One request in flight: its methods live on the prototype, so a request holds no closures of its own. */
+class Running implements RunningRequest {
+  readonly done: Promise<RequestMachineOutput>;
+  machine!: MachineRun<unknown>;
+  private resolve!: (output: RequestMachineOutput) => void;
+  private reject!: (error: Error) => void;
+
+  constructor() {
+    this.done = new Promise<RequestMachineOutput>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    });
+  }
+
+  cancel(): void {
+    this.machine.send(CANCEL);
+  }
+
+  connectivity(state: 'online' | 'offline'): void {
+    this.machine.send(state === 'online' ? ONLINE : OFFLINE);
+  }
+
+  end(end: LeanEnd): void {
+    if (end.status === 'done' && end.output !== undefined) this.resolve(end.output as RequestMachineOutput);
+    else if (end.status === 'error')
+      this.reject(end.error instanceof Error ? end.error : new Error(String(end.error)));
+    else this.reject(new Error(`requestMachine ended ${end.status} without output`));
+  }
 }
