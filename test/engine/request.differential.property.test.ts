@@ -56,7 +56,7 @@ const answerArb = fc.record({
   transport: fc.oneof(
     fc.record({
       kind: fc.constant('response' as const),
-      status: fc.constantFrom(200, 204, 401, 404, 408, 429, 500, 502, 503, 504),
+      status: fc.constantFrom(200, 204, 401, 401, 404, 408, 429, 500, 502, 503, 504),
       retryAfter: fc.option(fc.constantFrom('0', '1', '3', '30', 'soon'), { nil: undefined }),
       attempts: fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
     }),
