@@ -1,3 +1,4 @@
+import { memoryCache } from '../cache/memory-cache.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { Clock } from '../clock/clock.js';
 import { countsAgainstOrigin } from '../policy/health-evidence.js';
@@ -10,9 +11,12 @@ import type { PreparedRequest } from './prepare-request.js';
  * answered from the cache instead, `stale` with its age, when the network path fails (offline, no usable
  * origin, a failure that counts against an origin) or while a refresh of the same key is already running;
  * never for a 4xx, a 401 or a 429 (the server answered), and never older than `policy.cache.maxAgeMs`.
+ * The client loads this module with `import()` when it is first needed: at once when it is given a cache,
+ * otherwise on the first cached read.
  */
 export function createCachedReads(deps: {
-  cache: ResponseCache;
+  /** @default memoryCache({ maxEntries: policy.cache.maxEntries }) */
+  cache?: ResponseCache | undefined;
   clock: Clock;
   policy: Policy;
   /** Runs the read as an interactive request. */
@@ -20,7 +24,8 @@ export function createCachedReads(deps: {
   /** Announces an answer from the cache (a `succeeded` decision event with `stale: true`). */
   announceStale: (prepared: PreparedRequest, origin: string, attempts: number, startedAt: number) => void;
 }): (prepared: PreparedRequest) => Promise<Outcome> {
-  const { cache, clock, policy } = deps;
+  const { clock, policy } = deps;
+  const cache = deps.cache ?? memoryCache({ maxEntries: policy.cache.maxEntries });
   /** Reads whose network request is running, by cache key: others for that key are answered from the cache. */
   const refreshing = new Map<string, number>();
 

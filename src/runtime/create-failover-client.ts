@@ -13,11 +13,9 @@ import { createAuthCoordinator } from './auth-coordinator.js';
 import { createHealthMonitor, type HealthSnapshot } from './health-monitor.js';
 import { createProbe } from './probe.js';
 import type { RunOutput } from './durable-entry.js';
-import { memoryStore } from '../stores/memory-store.js';
-import { memoryCache } from '../cache/memory-cache.js';
-import { createCachedReads } from './cached-reads.js';
-import { createDurableWork, type ClientOutbox } from './durable-work.js';
-import type { OutboxStore } from '../stores/outbox-store.js';
+import type { ClientOutbox, DurableStart } from './durable-work.js';
+import { lazyPart } from './lazy-part.js';
+import { closedError } from '../stores/store-input.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEvent } from './decision-events.js';
 import {
@@ -89,7 +87,7 @@ function createClient(
   const auth = options.auth && createAuthCoordinator(options.auth);
   const generateKey = options.generateIdempotencyKey ?? (() => globalThis.crypto.randomUUID());
   const originsById = new Map(origins.map((origin) => [origin.id, origin]));
-  const store: OutboxStore = options.store ?? memoryStore();
+  const { store } = options;
   const inFlight = new Map<string, InFlight>();
   const retrySlots = createRetrySlots(policy.retryBudget);
   let requests = 0;
@@ -168,29 +166,116 @@ function createClient(
     { clock, runner },
   );
 
-  const durable = createDurableWork({
-    store,
-    clock,
-    policy: machinePolicy,
-    connectivity,
-    runner,
-    owner: options.outboxOwner ?? generateKey(),
-    generateKey,
-    isOffline,
-    primary: origins[0]!.id,
-    notify,
-    eventsOf,
-    run,
-  });
+  // Durable work (the outbox) and cached reads are loaded with import() when first needed, so that an app
+  // making only interactive requests does not bundle them up front (docs/design.md#bundle-budget). An app's
+  // own clock (simulated time) is held at its instant while they load (lazy-part.ts).
+  const hold = clock === systemClock ? undefined : clock;
+  const owner = options.outboxOwner ?? generateKey();
+  const durable = lazyPart(
+    () =>
+      import('./durable-work.js').then(({ createDurableWork }) =>
+        createDurableWork({
+          store,
+          clock,
+          policy: machinePolicy,
+          connectivity,
+          runner,
+          owner,
+          isOffline,
+          primary: origins[0]!.id,
+          notify,
+          eventsOf,
+          run,
+        }),
+      ),
+    hold,
+  );
+  // A store of the app's may hold entries a previous process left: the outbox sends them once loaded. (A
+  // client's own memoryStore starts empty: nothing to load for until a durable request.) An inspected client
+  // shows its outbox machine from the start, as it always has.
+  if (store || options.inspect) durable.start();
+  const cached = lazyPart(
+    () =>
+      import('./cached-reads.js').then(({ createCachedReads }) =>
+        createCachedReads({
+          cache: options.cache,
+          clock,
+          policy,
+          interactive: (prepared) => requestInteractive(prepared),
+          announceStale: (prepared, origin, attempts, startedAt) =>
+            eventsOf(`c${++requests}`, prepared, startedAt).emit('succeeded', origin, attempts, {
+              stale: true,
+            }),
+        }),
+      ),
+    hold,
+  );
+  if (options.cache) cached.start();
 
-  const requestCached = createCachedReads({
-    cache: options.cache ?? memoryCache({ maxEntries: policy.cache.maxEntries }),
-    clock,
-    policy,
-    interactive: (prepared) => requestInteractive(prepared),
-    announceStale: (prepared, origin, attempts, startedAt) =>
-      eventsOf(`c${++requests}`, prepared, startedAt).emit('succeeded', origin, attempts, { stale: true }),
-  });
+  const loadFailed = (cause: unknown): never => {
+    throw new FailwiseError('failwise: durable work could not be loaded; nothing was stored or sent', {
+      cause,
+    });
+  };
+
+  /**
+   * A durable request. Its entry id, start and budget are fixed now, before durable work is loaded: a slow load
+   * counts against the budget. Its reaction to the load is registered before close() awaits it, so a request
+   * made before close() is written to the store before the outbox is closed (reactions run in order).
+   */
+  function requestDurable(prepared: PreparedRequest): Promise<Outcome> {
+    const entryId = generateKey();
+    const startedAt = clock.now();
+    let expired = false;
+    let onExpired: (() => void) | undefined;
+    const timer = clock.setTimeout(() => {
+      expired = true;
+      onExpired?.();
+    }, prepared.deadlineMs ?? policy.budgetMs);
+    const start: DurableStart = {
+      entryId,
+      startedAt,
+      onExpired: (fn) => (expired ? fn() : void (onExpired = fn)),
+      clear: () => clock.clearTimeout(timer),
+    };
+    return durable.get().then(
+      (work) => work.request(prepared, start),
+      (cause: unknown) => (start.clear(), loadFailed(cause)),
+    );
+  }
+
+  /** A cached read. If cached reads cannot be loaded it is sent as an interactive request, as on a cache miss. */
+  const requestCached = (prepared: PreparedRequest): Promise<Outcome> =>
+    cached.get().then(
+      (read) => read(prepared),
+      () => requestInteractive(prepared),
+    );
+
+  /**
+   * A method of `client.outbox`. Without a store of the app's, a client that has made no durable request has an
+   * empty outbox: it answers `empty` without loading durable work, as an empty memoryStore's outbox did (and
+   * rejects as that did once the client is closed).
+   */
+  const outboxMethod =
+    <K extends keyof ClientOutbox>(method: K, empty: Awaited<ReturnType<ClientOutbox[K]>>) =>
+    (...args: Parameters<ClientOutbox[K]>): ReturnType<ClientOutbox[K]> =>
+      (store || durable.started()
+        ? durable
+            .get()
+            .then((work) => (work.outbox[method] as (...a: typeof args) => unknown)(...args), loadFailed)
+        : closed
+          ? Promise.reject(
+              method === 'size' || method === 'list'
+                ? closedError('memoryStore.list')
+                : new Error(`failwise outbox: ${method}() was called after close()`),
+            )
+          : Promise.resolve(empty)) as ReturnType<ClientOutbox[K]>;
+  const outbox: ClientOutbox = {
+    size: outboxMethod('size', 0),
+    list: outboxMethod('list', []),
+    flush: outboxMethod('flush', undefined),
+    retry: outboxMethod('retry', false),
+  };
 
   /** An attempt that ended before anything was sent, as a transport would report it. */
   const nothingSent = (phase: TransportErrorPhase, message: string) =>
@@ -335,7 +420,7 @@ function createClient(
   async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
     if (closed) throw new FailwiseError('failwise: this client is closed');
     const prepared = prepareRequest(request, generateKey, strict);
-    if (prepared.lifetime === 'durable') return durable.request(prepared);
+    if (prepared.lifetime === 'durable') return requestDurable(prepared);
     if (prepared.lifetime === 'cached') return requestCached(prepared);
     return requestInteractive(prepared);
   }
@@ -366,18 +451,22 @@ function createClient(
       if (outcome.status === 'succeeded') return outcome.response;
       throw new RequestFailedError(outcome);
     },
-    outbox: durable.outbox,
+    outbox,
     async close() {
       if (closed) return;
       closed = true;
       unsubscribeConnectivity?.();
+      // Parts still loading are waited for (nothing more is loaded). Requests that were waiting for them go on
+      // first, their reactions being registered earlier: a durable one is written to the store, a cached one
+      // starts its interactive request; both then end below as the others do.
+      const [work] = await Promise.all([durable.close(), cached.close()]);
       // The outbox first: it aborts its sends (their entries stay stored) and waits for its store writes.
-      await durable.close();
+      await work?.close();
       const pending = [...inFlight.values()];
       for (const entry of pending) entry.running?.cancel();
       monitor.stop();
       await Promise.allSettled(pending.flatMap((entry) => (entry.running ? [entry.running.done] : [])));
-      await Promise.allSettled([transport.close?.(), store.close()]);
+      await Promise.allSettled([transport.close?.(), (store ?? work?.store)?.close()]);
     },
   };
 }

@@ -7,6 +7,7 @@ import type { Failure, FailReason } from '../policy/failure.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
+import { memoryStore } from '../stores/memory-store.js';
 import type { DecisionEvent } from './decision-events.js';
 import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
 import { isMendable } from '../policy/mendable.js';
@@ -29,6 +30,30 @@ export interface ClientOutbox {
   retry(id: string): Promise<boolean>;
 }
 
+/**
+ * What the client fixes when `request()` is called, before durable work is loaded (create-failover-client.ts):
+ * the entry's id, when the request started, and its budget's timer, armed then, so that the time taken to load
+ * durable work counts against the budget instead of moving it.
+ */
+export interface DurableStart {
+  entryId: string;
+  startedAt: number;
+  /** Calls `fn` once the request's budget has run out: at once if it already has. */
+  onExpired(fn: () => void): void;
+  /** Clears the budget's timer. */
+  clear(): void;
+}
+
+/** What `createDurableWork` gives the client. */
+export interface DurableWork {
+  request(prepared: PreparedRequest, start: DurableStart): Promise<Outcome>;
+  outbox: ClientOutbox;
+  /** The store the outbox runs on: the client closes it, after `close()`. */
+  store: OutboxStore;
+  /** Closes the outbox runner (not the store). */
+  close(): Promise<void>;
+}
+
 /** The decision events of one request or send (create-failover-client.ts). */
 type EventsOf = (
   requestId: string,
@@ -46,17 +71,19 @@ type EventsOf = (
 
 /**
  * Durable work: the outbox runner on the client's store, `lifetime: 'durable'` requests, and the sends the
- * outbox makes (each one run of the request machine through `run`). See docs/durable.md.
+ * outbox makes (each one run of the request machine through `run`). See docs/durable.md. The client loads this
+ * module with `import()` when it is first needed: at once when it is given a store, otherwise on the first
+ * durable request.
  */
 export function createDurableWork(deps: {
-  store: OutboxStore;
+  /** @default memoryStore() */
+  store?: OutboxStore | undefined;
   clock: Clock;
   policy: Policy;
   connectivity?: ConnectivitySource | undefined;
   runner: MachineRunner;
   /** This client's name on the store's lease. */
   owner: string;
-  generateKey: () => string;
   isOffline: () => boolean;
   /** The primary origin's id, for a failure that ended a send before any attempt. */
   primary: string;
@@ -69,8 +96,9 @@ export function createDurableWork(deps: {
     signal: AbortSignal | undefined,
     onEmitted: (event: RequestMachineEmitted) => void,
   ) => Promise<RunOutput>;
-}): { request(prepared: PreparedRequest): Promise<Outcome>; outbox: ClientOutbox; close(): Promise<void> } {
-  const { store, clock, policy, connectivity, generateKey, isOffline, notify, eventsOf, run } = deps;
+}): DurableWork {
+  const { clock, policy, connectivity, isOffline, notify, eventsOf, run } = deps;
+  const store = deps.store ?? memoryStore();
   /** A durable request waiting for its first send's outcome, by entry id. */
   const sendWaiters = new Map<string, (output: RunOutput) => void>();
   let outboxSize = 0;
@@ -115,9 +143,8 @@ export function createDurableWork(deps: {
    * otherwise (offline, waiting behind earlier entries or for another tab's lease, a failure time can mend, or
    * no end within the budget) it is `deferred`, and the outbox goes on with it.
    */
-  async function requestDurable(prepared: PreparedRequest): Promise<Outcome> {
-    const entryId = generateKey();
-    const startedAt = clock.now();
+  async function requestDurable(prepared: PreparedRequest, start: DurableStart): Promise<Outcome> {
+    const { entryId, startedAt } = start;
     const { emit } = eventsOf(entryId, prepared, startedAt);
     const deferred = (reason: FailReason | 'durable'): Outcome => {
       emit('deferred', undefined, 0, { reason });
@@ -131,7 +158,7 @@ export function createDurableWork(deps: {
       wake();
     };
     sendWaiters.set(entryId, (output) => end({ output, elapsedMs: clock.now() - startedAt }));
-    const timer = clock.setTimeout(() => end('budget-exhausted'), prepared.deadlineMs ?? policy.budgetMs);
+    start.onExpired(() => end('budget-exhausted'));
     const onAbort = () => end('cancelled');
     prepared.signal?.addEventListener('abort', onAbort, { once: true });
     try {
@@ -162,7 +189,7 @@ export function createDurableWork(deps: {
         });
       return { ...output, elapsedMs };
     } finally {
-      clock.clearTimeout(timer);
+      start.clear();
       sendWaiters.delete(entryId);
       prepared.signal?.removeEventListener('abort', onAbort);
     }
@@ -195,6 +222,7 @@ export function createDurableWork(deps: {
       flush: () => outbox.flush(),
       retry: (id) => outbox.retry(id),
     },
+    store,
     close: () => outbox.close(),
   };
 }
