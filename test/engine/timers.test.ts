@@ -26,7 +26,7 @@ function answering(...statuses: number[]): Transport {
     send: () =>
       Promise.resolve({
         kind: 'response' as const,
-        response: new Response(null, { status: statuses[Math.min(call++, statuses.length - 1)] }),
+        response: new Response(null, { status: statuses[Math.min(call++, statuses.length - 1)]! }),
       }),
   };
 }
