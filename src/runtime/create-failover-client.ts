@@ -15,7 +15,6 @@ import { createProbe } from './probe.js';
 import type { RunOutput } from './durable-entry.js';
 import type { ClientOutbox, DurableStart } from './durable-work.js';
 import { lazyPart } from './lazy-part.js';
-import { closedError } from '../stores/store-input.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEvent } from './decision-events.js';
 import {
@@ -251,6 +250,9 @@ function createClient(
       () => requestInteractive(prepared),
     );
 
+  // What a closed memoryStore's list() says: store-input.ts's closedError, not imported (it would load up front).
+  const STORE_CLOSED = 'memoryStore.list: the store is closed; open a new one to use it again';
+
   /**
    * A method of `client.outbox`. Without a store of the app's, a client that has made no durable request has an
    * empty outbox: it answers `empty` without loading durable work, as an empty memoryStore's outbox did (and
@@ -266,7 +268,7 @@ function createClient(
         : closed
           ? Promise.reject(
               method === 'size' || method === 'list'
-                ? closedError('memoryStore.list')
+                ? new FailwiseError(STORE_CLOSED)
                 : new Error(`failwise outbox: ${method}() was called after close()`),
             )
           : Promise.resolve(empty)) as ReturnType<ClientOutbox[K]>;
