@@ -1,7 +1,9 @@
+import { isDeepStrictEqual } from 'node:util';
+import { fc } from '@fast-check/vitest';
 import { createActor, fromCallback, fromPromise, type AnyStateMachine, type EventObject } from 'xstate';
 import { expect } from 'vitest';
 import type { MachineLogic } from '../../machines/machine-logic.js';
-import type { MachineTable } from '../../machines/machine-table.js';
+import type { GuardRow, MachineTable, TransitionRow } from '../../machines/machine-table.js';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import { LeanActor, type LeanEffect } from '../../src/engine/lean-actor.js';
 import { clockTimers, type Timers } from '../../src/engine/timers.js';
@@ -59,14 +61,17 @@ export interface MachineUnderTest {
   invoked: readonly string[];
   /**
    * Spawned children's names, with how their answer becomes the event they send back (the same function
-   * wraps the XState callback actor and the lean effect).
+   * wraps the XState callback actor and the lean effect). `now` is the side's clock when the answer is turned
+   * into the event, for replies that carry a time (as the runtime stamps the outbox's children's replies).
    */
-  spawned?: Readonly<Record<string, (input: never, outcome: Outcome) => EventObject>>;
+  spawned?: Readonly<Record<string, SpawnedReply>>;
   /** Context fields left out of the comparison (functions). */
   ignore?: readonly string[];
 }
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+export type SpawnedReply = (input: never, outcome: Outcome, now: number) => EventObject;
 
 export interface Side {
   readonly clock: SimulatedClock;
@@ -85,45 +90,72 @@ export interface Observation {
   pendingHostTimers: number;
 }
 
-function spawnedEffect(
-  effects: Effects,
-  src: string,
-  toEvent: (input: never, outcome: Outcome) => EventObject,
-) {
+function spawnedEffect(effects: Effects, src: string, toEvent: SpawnedReply, clock: SimulatedClock) {
   return (input: never, signal: AbortSignal) =>
     effects.invoke(src, input, signal).then(
-      (value) => toEvent(input, { ok: true, value }),
-      (error: unknown) => toEvent(input, { ok: false, error }),
+      (value) => toEvent(input, { ok: true, value }, clock.now()),
+      (error: unknown) => toEvent(input, { ok: false, error }, clock.now()),
     );
+}
+
+/** Each run's effects and clock, by the actor system of its XState actor (the actors are provided once). */
+const runsBySystem = new WeakMap<object, { effects: Effects; clock: SimulatedClock }>();
+const providedMachines = new WeakMap<MachineUnderTest, AnyStateMachine>();
+
+/** The machine with the harness's actors, made once per machine under test: `provide` costs a new machine. */
+function providedMachine(mut: MachineUnderTest): AnyStateMachine {
+  let machine = providedMachines.get(mut);
+  if (machine) return machine;
+  const runOf = (system: object) => runsBySystem.get(system)!;
+  const actors: Record<string, unknown> = {};
+  for (const src of mut.invoked)
+    actors[src] = fromPromise(
+      ({ input: i, signal, system }: { input: unknown; signal: AbortSignal; system: object }) =>
+        runOf(system).effects.invoke(src, i, signal),
+    );
+  for (const [src, toEvent] of Object.entries(mut.spawned ?? {})) {
+    // As the outbox's own callback actors (reportOnce in outbox.actors.ts): one event, and no abort once sent.
+    actors[src] = fromCallback<EventObject, never>(({ input: i, sendBack, system }) => {
+      const { effects, clock } = runOf(system);
+      const run = spawnedEffect(effects, src, toEvent, clock);
+      const controller = new AbortController();
+      let open = true;
+      void run(i, controller.signal).then((event) => {
+        if (!open) return;
+        open = false;
+        sendBack(event);
+      });
+      return () => {
+        if (!open) return;
+        open = false;
+        controller.abort();
+      };
+    });
+  }
+  machine = mut.machine.provide({ actors } as never);
+  providedMachines.set(mut, machine);
+  return machine;
 }
 
 export function xstateSide(mut: MachineUnderTest, input: unknown, startAt: number): Side {
   const clock = simulatedClock({ startAt });
   const effects = new Effects();
   const emitted: unknown[] = [];
-  const actors: Record<string, unknown> = {};
-  for (const src of mut.invoked)
-    actors[src] = fromPromise(({ input: i, signal }: { input: unknown; signal: AbortSignal }) =>
-      effects.invoke(src, i, signal),
-    );
-  for (const [src, toEvent] of Object.entries(mut.spawned ?? {})) {
-    const run = spawnedEffect(effects, src, toEvent);
-    actors[src] = fromCallback<EventObject, never>(({ input: i, sendBack }) => {
-      const controller = new AbortController();
-      void run(i, controller.signal).then((event) => {
-        if (!controller.signal.aborted) sendBack(event);
-      });
-      return () => controller.abort();
-    });
-  }
+  const visited = visitedStates(mut.machine.id);
+  const see = (value: unknown) => {
+    const json = JSON.stringify(value);
+    visitedValues.add(json);
+    visited.add(json);
+  };
   // Microsteps show the states an eventless transition passes through, which no snapshot shows.
   const inspect = (event: { type: string; snapshot?: { value?: unknown } }) => {
-    if (event.type === '@xstate.microstep') visitedValues.add(JSON.stringify(event.snapshot?.value));
+    if (event.type === '@xstate.microstep') see(event.snapshot?.value);
   };
-  const actor = createActor(mut.machine.provide({ actors } as never), { input, clock, inspect } as never);
+  const actor = createActor(providedMachine(mut), { input, clock, inspect } as never);
+  runsBySystem.set(actor.system, { effects, clock });
   actor.on('*', (event) => emitted.push(event));
   actor.subscribe({
-    next: (snapshot) => visitedValues.add(JSON.stringify(snapshot.value)),
+    next: (snapshot) => see(snapshot.value),
     error: () => undefined,
   });
   actor.start();
@@ -167,6 +199,30 @@ export interface Mutation {
 /** Every state value the XState side passed through, across runs: the runs must reach every state. */
 export const visitedValues = new Set<string>();
 
+const visitedByMachine = new Map<string, Set<string>>();
+
+/** The state values (as JSON) the XState side of this machine (by its id) passed through, across runs. */
+export function visitedStates(machineId: string): Set<string> {
+  let visited = visitedByMachine.get(machineId);
+  if (visited === undefined) visitedByMachine.set(machineId, (visited = new Set()));
+  return visited;
+}
+
+/** The ids of the table's leaf states (atomic and final) that no visited value (JSON, as above) was in. */
+export function unvisitedStates(table: MachineTable, visited: ReadonlySet<string>): string[] {
+  const seen = new Set<string>();
+  const walk = (value: unknown, path: string) => {
+    if (typeof value === 'string') seen.add(`${path}.${value}`);
+    else if (typeof value === 'object' && value !== null)
+      for (const [key, sub] of Object.entries(value)) walk(sub, `${path}.${key}`);
+  };
+  for (const json of visited) walk(JSON.parse(json), table.id);
+  return table.states
+    .filter((s) => s.type === 'atomic' || s.type === 'final')
+    .map((s) => s.id)
+    .filter((id) => !seen.has(id));
+}
+
 export function leanSide(
   mut: MachineUnderTest,
   input: unknown,
@@ -181,7 +237,7 @@ export function leanSide(
   const actors: Record<string, LeanEffect> = {};
   for (const src of mut.invoked) actors[src] = (i: never, signal) => effects.invoke(src, i, signal);
   for (const [src, toEvent] of Object.entries(mut.spawned ?? {}))
-    actors[src] = spawnedEffect(effects, src, toEvent);
+    actors[src] = spawnedEffect(effects, src, toEvent, clock);
   let status = 'active';
   const actor = new LeanActor({
     table,
@@ -212,7 +268,15 @@ export function leanSide(
 
 /** Lets promises, microtasks and 0 ms timers run on both sides. */
 export async function settle(...sides: Side[]): Promise<void> {
-  for (let i = 0; i < 3; i++) for (const side of sides) await side.clock.increment(0);
+  await settleIn(3, ...sides);
+}
+
+/**
+ * As `settle`, in `rounds` rounds (each side's promises, then its timers due now). One is enough for a machine
+ * whose waits are never 0 ms: each round lets every pending promise reaction run, on both sides.
+ */
+export async function settleIn(rounds: number, ...sides: Side[]): Promise<void> {
+  for (let i = 0; i < rounds; i++) for (const side of sides) await side.clock.increment(0);
 }
 
 /** The two sides agree on everything observable; `where` says after which stimulus. */
@@ -224,6 +288,19 @@ export function expectSame(mut: MachineUnderTest, a: Side, b: Side, where: strin
     for (const key of mut.ignore ?? []) delete copy[key];
     return copy;
   };
+  // Strict equality first (cheap): it implies every expectation below, which then names what differs.
+  const all = (side: Side, o: Observation) => [
+    o.status,
+    o.value,
+    strip(o.context),
+    side.emitted,
+    calls(side),
+    o.timers,
+    o.pendingHostTimers,
+    side.clock.nextTimerAt(),
+    o.output,
+  ];
+  if (isDeepStrictEqual(all(a, oa), all(b, ob))) return;
   expect(ob.status, `${where}: status`).toBe(oa.status);
   expect(ob.value, `${where}: state value`).toEqual(oa.value);
   expect(strip(ob.context), `${where}: context`).toEqual(strip(oa.context));
@@ -237,3 +314,89 @@ export function expectSame(mut: MachineUnderTest, a: Side, b: Side, where: strin
 
 const calls = (side: Side) =>
   side.effects.calls.map((c) => ({ src: c.src, input: c.input, aborted: c.aborted, settled: c.settled }));
+
+/** The table with every use of the named guard replaced by its negation (a deliberately wrong executor). */
+export function invertGuard(table: MachineTable, name: string): MachineTable {
+  const flip = (guard: GuardRow): GuardRow => {
+    if (guard === name) return { not: name };
+    if (typeof guard === 'string') return guard;
+    if ('and' in guard) return { and: guard.and.map(flip) };
+    return { not: flip(guard.not) };
+  };
+  return mapTransitions(table, (row) => (row.guard === undefined ? row : { ...row, guard: flip(row.guard) }));
+}
+
+/** The table with every transition (eventless ones included) passed through `change`. */
+export function mapTransitions(
+  table: MachineTable,
+  change: (row: TransitionRow) => TransitionRow,
+): MachineTable {
+  const rows = (list: readonly TransitionRow[] = []) => list.map(change);
+  return {
+    ...table,
+    states: table.states.map((state) => ({
+      ...state,
+      always: rows(state.always),
+      on: Object.fromEntries(Object.entries(state.on ?? {}).map(([type, list]) => [type, rows(list)])),
+    })),
+  };
+}
+
+/**
+ * Answers the `pick`-th pending call (mod their number) on both sides with the same outcome, built once from
+ * the first side's call and clock. False when either side has nothing pending.
+ */
+export function answerBoth(
+  a: Side,
+  b: Side,
+  pick: number,
+  outcomeFor: (call: Invocation, now: number) => Outcome,
+): boolean {
+  const pendingA = a.effects.pending();
+  const pendingB = b.effects.pending();
+  if (pendingA.length === 0 || pendingB.length === 0) return false;
+  const callA = pendingA[pick % pendingA.length]!;
+  const callB = pendingB[pick % pendingB.length]!;
+  const outcome = outcomeFor(callA, a.clock.now());
+  for (const call of [callA, callB]) {
+    if (outcome.ok) call.resolve(outcome.value);
+    else call.reject(outcome.error as Error);
+  }
+  return true;
+}
+
+/** Sends each side the event built from its own clock's time. */
+export function sendBoth(a: Side, b: Side, event: (now: number) => EventObject): void {
+  a.send(event(a.clock.now()));
+  b.send(event(b.clock.now()));
+}
+
+/** Moves both clocks on by `ms`, one after the other. */
+export async function advanceBoth(a: Side, b: Side, ms: number): Promise<void> {
+  await a.clock.increment(ms);
+  await b.clock.increment(ms);
+}
+
+/**
+ * Moves both clocks to `short` ms before the first side's next timer is due: a timer fires exactly on time,
+ * or is just not due yet. False (and no move) when no timer is armed.
+ */
+export async function toNextTimer(a: Side, b: Side, short = 0): Promise<boolean> {
+  const due = a.clock.nextTimerAt();
+  if (due === undefined) return false;
+  await advanceBoth(a, b, Math.max(0, due - a.clock.now() - short));
+  return true;
+}
+
+/**
+ * A deliberately wrong executor must be caught: the property fails within `numRuns` runs (seeded, not shrunk),
+ * and by a comparison of the two sides, not by anything else going wrong.
+ */
+export async function expectCaught<Ts extends [unknown, ...unknown[]]>(
+  property: fc.IAsyncProperty<Ts>,
+  numRuns = 500,
+): Promise<void> {
+  const result = await fc.check(property, { numRuns, seed: 42, endOnFailure: true });
+  expect(result.failed, 'the wrong executor went unnoticed').toBe(true);
+  expect((result.errorInstance as Error).name, String(result.errorInstance)).toBe('AssertionError');
+}
