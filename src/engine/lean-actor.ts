@@ -506,7 +506,7 @@ export class LeanActor<TContext, TInput = unknown> {
     for (const action of actions) {
       const impl = this.options.logic.actions[action.name] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
-        (this.internal ??= []).push(impl.event as Event);
+        (this.internal ??= []).push(impl.event);
         continue;
       }
       const params = this.paramsOf(action, event);
