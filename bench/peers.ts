@@ -14,7 +14,12 @@ import {
 } from 'cockatiel';
 import pRetry from 'p-retry';
 
-import { createFailoverClient, systemClock, type Clock, type FailoverClient } from '../dist/src/index.node.js';
+import {
+  createFailoverClient,
+  systemClock,
+  type Clock,
+  type FailoverClient,
+} from '../dist/src/index.node.js';
 import type { Peer } from './harness.js';
 import type { PeerId } from './report.js';
 

@@ -95,7 +95,10 @@ export interface LoadResult {
 
 export interface BundleFigures {
   entry: string;
+  /** Every chunk, each gzipped on its own. */
   totalGzipBytes: number;
+  /** What an app loads before it runs: the entry chunk and what it imports statically. */
+  upFrontGzipBytes: number;
   ownGzipBytes: number;
 }
 
@@ -185,12 +188,12 @@ export const TARGETS: Record<SummaryKey, Target> = {
     unit: '',
     what: 'failwise requests ending budget-exhausted under that load (worst round)',
   },
-  bundleEverythingKB: { op: '<=', limit: 30, unit: 'KB', what: 'gzip, browser bundle of src/index.ts' },
+  bundleEverythingKB: { op: '<=', limit: 30, unit: 'KB', what: 'gzip, every chunk of src/index.ts' },
   bundleMinimalKB: {
     op: '<=',
     limit: 16,
     unit: 'KB',
-    what: 'gzip, browser bundle of a minimal app (bench/fixtures/minimal-app.ts)',
+    what: 'gzip, what a minimal app (bench/fixtures/minimal-app.ts) loads up front',
   },
 };
 
@@ -235,7 +238,7 @@ export function summarize(results: BenchResults): Summary {
       ...load.rounds.map((r) => r.failwiseOutcomes['failed:budget-exhausted'] ?? 0),
     ),
     bundleEverythingKB: round(bundle.everything.totalGzipBytes / 1024, 2),
-    bundleMinimalKB: round(bundle.minimal.totalGzipBytes / 1024, 2),
+    bundleMinimalKB: round(bundle.minimal.upFrontGzipBytes / 1024, 2),
   };
 }
 
@@ -390,22 +393,24 @@ function loadTable(load: LoadResult): string {
 function bundleTable(bundle: BenchResults['bundle']): string {
   const kb = (bytes: number) => `${fmt(bytes / 1024, 2)} KB`;
   return renderTable(
-    ['bundle', 'entry', 'total gzip', 'failwise own code, added (gzip)'],
+    ['bundle', 'entry', 'up front (gzip)', 'all chunks (gzip)', 'failwise own code, added (gzip)'],
     [
       [
         'everything',
         `\`${bundle.everything.entry}\``,
+        kb(bundle.everything.upFrontGzipBytes),
         kb(bundle.everything.totalGzipBytes),
         kb(bundle.everything.ownGzipBytes),
       ],
       [
         'minimal app',
         `\`${bundle.minimal.entry}\``,
+        kb(bundle.minimal.upFrontGzipBytes),
         kb(bundle.minimal.totalGzipBytes),
         kb(bundle.minimal.ownGzipBytes),
       ],
     ],
-    ['left', 'left', 'right', 'right'],
+    ['left', 'left', 'right', 'right', 'right'],
   );
 }
 

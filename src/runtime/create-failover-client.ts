@@ -6,7 +6,11 @@ import { isSafeMethod } from '../policy/methods.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { TransportErrorPhase, TransportResult } from '../policy/transport-result.js';
-import type { AttemptInput, RequestMachineEmitted } from '../../machines/request/request.types.js';
+import type {
+  AttemptInput,
+  AttemptOutput,
+  RequestMachineEmitted,
+} from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
 import { createAuthCoordinator } from './auth-coordinator.js';
@@ -27,7 +31,7 @@ import { redactEvent } from './redact.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { createRetrySlots } from './retry-slots.js';
-import { validateClientOptions } from './validate-client-options.js';
+import { validateClientOptions, type ResolvedOrigin } from './validate-client-options.js';
 
 export type { ClientOutbox };
 
@@ -61,6 +65,14 @@ interface InFlight {
   running?: RunningRequest;
 }
 
+type Emit = (
+  type: DecisionEvent['type'],
+  originId: string | undefined,
+  attempt: number,
+  details?: Partial<DecisionEvent>,
+) => void;
+const ignoreEvent: Emit = () => undefined;
+
 /**
  * Creates a client that runs every request through the request machine. Throws `PolicyError`
  * synchronously, naming every bad option by path.
@@ -86,6 +98,7 @@ function createClient(
   const auth = options.auth && createAuthCoordinator(options.auth);
   const generateKey = options.generateIdempotencyKey ?? (() => globalThis.crypto.randomUUID());
   const originsById = new Map(origins.map((origin) => [origin.id, origin]));
+  const originIds = origins.map((origin) => origin.id);
   const { store } = options;
   const inFlight = new Map<string, InFlight>();
   const retrySlots = createRetrySlots(policy.retryBudget);
@@ -145,13 +158,15 @@ function createClient(
     {
       transport: runAttempt,
       // Only safe methods (GET, HEAD, OPTIONS, TRACE) may go to an origin that accepts reads only.
-      chooseOrigin: ({ requestId }) =>
-        Promise.resolve(
-          stamp({ origin: monitor.choose(!isSafeMethod(inFlight.get(requestId)!.prepared.method)) }),
-        ),
+      chooseOrigin: ({ requestId }) => ({
+        origin: monitor.choose(!isSafeMethod(inFlight.get(requestId)!.prepared.method)),
+        at: clock.now(),
+      }),
       // Every request in progress (durable sends included) counts toward the retry budget's share.
-      claimRetry: ({ requestId }) =>
-        Promise.resolve(stamp({ granted: retrySlots.claim(requestId, inFlight.size) })),
+      claimRetry: ({ requestId }) => ({
+        granted: retrySlots.claim(requestId, inFlight.size),
+        at: clock.now(),
+      }),
       refreshAuth: auth && (async ({ authGeneration }) => (await auth.refresh(authGeneration), stamp({}))),
       reconcile:
         reconcile &&
@@ -283,64 +298,90 @@ function createClient(
   const nothingSent = (phase: TransportErrorPhase, message: string) =>
     stamp<TransportResult>({ kind: 'error', phase, requestSent: 'no', message });
 
-  async function runAttempt(input: AttemptInput, signal: AbortSignal) {
+  /** One attempt: the request's headers, credentials where allowed, then the transport. */
+  function runAttempt(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput> {
     const { prepared } = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
     // Rule 6: nothing is sent while the connectivity source says offline.
     if (isOffline())
-      return nothingSent('offline', 'the connectivity source reports offline; nothing was sent');
+      return Promise.resolve(
+        nothingSent('offline', 'the connectivity source reports offline; nothing was sent'),
+      );
     const headers: Record<string, string> = { ...prepared.headers };
-    let authGeneration: number | undefined;
     if (origin.credentials === 'omit') {
       // Credentials the app put on the request itself must not reach an origin that may not have them either.
       for (const name of CREDENTIAL_HEADERS) delete headers[name];
-    } else if (auth) {
-      try {
-        const credentials = await auth.headers(origin.id);
-        authGeneration = credentials.generation;
-        for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;
-      } catch {
-        return nothingSent('unknown', 'auth.headers() threw; nothing was sent');
-      }
+      return send(input, signal, prepared, origin, headers, undefined);
     }
+    if (!auth) return send(input, signal, prepared, origin, headers, undefined);
+    return Promise.resolve()
+      .then(() => auth.headers(origin.id))
+      .then(
+        (credentials) => {
+          for (const [name, value] of Object.entries(credentials.headers))
+            headers[name.toLowerCase()] = value;
+          return send(input, signal, prepared, origin, headers, credentials.generation);
+        },
+        () => nothingSent('unknown', 'auth.headers() threw; nothing was sent'),
+      );
+  }
+
+  function send(
+    input: AttemptInput,
+    signal: AbortSignal,
+    prepared: PreparedRequest,
+    origin: ResolvedOrigin,
+    headers: Record<string, string>,
+    authGeneration: number | undefined,
+  ): Promise<AttemptOutput> {
+    // Rule 6 again: the device may have gone offline while the credentials were fetched.
+    if (isOffline())
+      return Promise.resolve(
+        nothingSent('offline', 'the connectivity source reports offline; nothing was sent'),
+      );
     if (input.idempotencyKey !== undefined)
       headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
     if (policy.attemptHeader) {
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
-    const result = await transport.send({
-      url: origin.base + prepared.path,
-      method: prepared.method,
-      headers,
-      body: prepared.body,
-      signal,
-      connectTimeoutMs: Math.min(policy.timeouts.connectMs, input.timeoutMs),
-      attemptsLeft: input.attemptsLeft,
-    });
-    return { ...stamp(result), authGeneration };
+    return transport
+      .send({
+        url: origin.base + prepared.path,
+        method: prepared.method,
+        headers,
+        body: prepared.body,
+        signal,
+        connectTimeoutMs: Math.min(policy.timeouts.connectMs, input.timeoutMs),
+        attemptsLeft: input.attemptsLeft,
+      })
+      .then((result) => ({ ...result, at: clock.now(), authGeneration }));
   }
 
   /** Decision events of one request (or one send of an outbox entry), redacted (src/runtime/redact.ts). */
   function eventsOf(requestId: string, prepared: PreparedRequest, startedAt: number) {
-    const emit = (
-      type: DecisionEvent['type'],
-      originId: string | undefined,
-      attempt: number,
-      details: Partial<DecisionEvent> = {},
-    ) => {
-      const origin = originsById.get(originId ?? '');
-      notify({
-        ...details,
-        type,
-        requestId,
-        method: prepared.method,
-        path: prepared.path,
-        origin: origin?.id ?? '',
-        host: origin?.host ?? '',
-        attempt,
-        elapsedMs: clock.now() - startedAt,
-      });
-    };
+    // Without an observer there is no one to build decision events for: one shared no-op, no closure per request.
+    const emit: Emit =
+      onEvent === undefined
+        ? ignoreEvent
+        : (
+            type: DecisionEvent['type'],
+            originId: string | undefined,
+            attempt: number,
+            details: Partial<DecisionEvent> = {},
+          ) => {
+            const origin = originsById.get(originId ?? '');
+            notify({
+              ...details,
+              type,
+              requestId,
+              method: prepared.method,
+              path: prepared.path,
+              origin: origin?.id ?? '',
+              host: origin?.host ?? '',
+              attempt,
+              elapsedMs: clock.now() - startedAt,
+            });
+          };
     const onEmitted = (event: RequestMachineEmitted) => {
       // Every attempt's outcome feeds the origin set's health; a success is not a decision event.
       if (event.type === 'attempt-succeeded') {
@@ -364,6 +405,7 @@ function createClient(
           at: event.at,
         });
       }
+      if (onEvent === undefined) return;
       const failure = event.type === 'attempt-started' ? undefined : event.failure;
       emit(event.type, event.origin, event.attempt, {
         failureClass: failure?.class,
@@ -377,8 +419,11 @@ function createClient(
     return { emit, onEmitted };
   }
 
-  /** Runs a prepared request through the request machine to its end; `signal` cancels it at once. */
-  async function run(
+  /**
+   * Runs a prepared request through the request machine to its end; `signal` cancels it at once. A plain
+   * promise chain, not an async function: a request in flight holds no suspended frame of its own.
+   */
+  function run(
     prepared: PreparedRequest,
     requestId: string,
     runPolicy: Policy,
@@ -387,13 +432,19 @@ function createClient(
   ): Promise<RunOutput> {
     const entry: InFlight = { prepared };
     inFlight.set(requestId, entry);
-    const cancel = () => entry.running?.cancel();
+    const cancel = signal && (() => entry.running?.cancel());
+    const finish = () => {
+      if (cancel) signal.removeEventListener('abort', cancel);
+      inFlight.delete(requestId);
+      // A request that began retrying holds its slot until it ends.
+      retrySlots.release(requestId);
+    };
     try {
       entry.running = driver.run(
         {
           requestId,
           method: prepared.method,
-          origins: origins.map((origin) => origin.id),
+          origins: originIds,
           write: prepared.write,
           idempotencyKey: prepared.idempotencyKey,
           policy: inspectable(runPolicy),
@@ -408,15 +459,21 @@ function createClient(
         },
         onEmitted,
       );
-      if (signal?.aborted) cancel();
-      signal?.addEventListener('abort', cancel, { once: true });
-      return (await entry.running.done) as RunOutput;
-    } finally {
-      signal?.removeEventListener('abort', cancel);
-      inFlight.delete(requestId);
-      // A request that began retrying holds its slot until it ends.
-      retrySlots.release(requestId);
+      if (cancel) {
+        if (signal.aborted) cancel();
+        signal.addEventListener('abort', cancel, { once: true });
+      }
+    } catch (error) {
+      finish();
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
+    return entry.running.done.then(
+      (output) => (finish(), output as RunOutput),
+      (error: unknown) => {
+        finish();
+        throw error;
+      },
+    );
   }
 
   async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
@@ -427,21 +484,22 @@ function createClient(
     return requestInteractive(prepared);
   }
 
-  async function requestInteractive(prepared: PreparedRequest): Promise<Outcome> {
+  function requestInteractive(prepared: PreparedRequest): Promise<Outcome> {
     const requestId = `r${++requests}`;
     const startedAt = clock.now();
     const { emit, onEmitted } = eventsOf(requestId, prepared, startedAt);
     // Rule 6: while the connectivity source says offline, an interactive request fails at once.
     if (isOffline()) {
       emit('failed', undefined, 0, { reason: 'offline' });
-      return { status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 };
+      return Promise.resolve({ status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 });
     }
-    const output = await run(prepared, requestId, policy, prepared.signal, onEmitted);
-    emit(output.status, output.origin, output.attempts, {
-      reason: output.status === 'failed' ? output.reason : undefined,
-      failureClass: output.status === 'failed' ? output.failure?.class : undefined,
+    return run(prepared, requestId, policy, prepared.signal, onEmitted).then((output) => {
+      emit(output.status, output.origin, output.attempts, {
+        reason: output.status === 'failed' ? output.reason : undefined,
+        failureClass: output.status === 'failed' ? output.failure?.class : undefined,
+      });
+      return { ...output, elapsedMs: clock.now() - startedAt };
     });
-    return { ...output, elapsedMs: clock.now() - startedAt };
   }
 
   return {
