@@ -102,19 +102,13 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
     ).toBe(false);
   });
 
-  // Issue 10's targets are not met yet (docs/design.md#bundle-budget has the figures and what is left). These two
-  // say so: each fails as soon as its target is met, and is then to become a plain it().
-  it.fails(
-    `is still over issue 10's target: the minimal app loads at most ${MINIMAL_UP_FRONT_BUDGET_GZIP_BYTES / 1024} KB gzip up front`,
-    async () => {
-      expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(MINIMAL_UP_FRONT_BUDGET_GZIP_BYTES);
-    },
-  );
+  // Issue 10's targets (16 KB up front, 30 KB in all) are not met yet: `npm run size` checks them and says so
+  // (docs/design.md#bundle-budget, docs/benchmarks.md). Until they are, these keep today's sizes from growing.
+  it('does not grow: the minimal app loads at most 28 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(28 * 1024);
+  });
 
-  it.fails(
-    `is still over issue 10's target: everything (all chunks) within ${EVERYTHING_BUDGET_GZIP_BYTES / 1024} KB gzip`,
-    async () => {
-      expect((await everything).totalGzipBytes).toBeLessThanOrEqual(EVERYTHING_BUDGET_GZIP_BYTES);
-    },
-  );
+  it('does not grow: everything, in all its chunks, within 36 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(36 * 1024);
+  });
 });

@@ -1,6 +1,5 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
-import type { GuardRow, MachineTable, TransitionRow } from '../../machines/machine-table.js';
 import type { MachineLogic } from '../../machines/machine-logic.js';
 import { requestLogic } from '../../machines/request/request.logic.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
@@ -14,6 +13,7 @@ import {
   leanSide,
   settle,
   xstateSide,
+  invertGuard,
   visitedValues,
   type Invocation,
   type MachineUnderTest,
@@ -265,23 +265,3 @@ describe('lean executor vs XState: request machine', () => {
     });
   }
 });
-
-/** The table with every use of the named guard replaced by its negation. */
-export function invertGuard(table: MachineTable, name: string): MachineTable {
-  const flip = (guard: GuardRow): GuardRow => {
-    if (guard === name) return { not: name };
-    if (typeof guard === 'string') return guard;
-    if ('and' in guard) return { and: guard.and.map(flip) };
-    return { not: flip(guard.not) };
-  };
-  const rows = (list: readonly TransitionRow[] = []) =>
-    list.map((row) => (row.guard === undefined ? row : { ...row, guard: flip(row.guard) }));
-  return {
-    ...table,
-    states: table.states.map((state) => ({
-      ...state,
-      always: rows(state.always),
-      on: Object.fromEntries(Object.entries(state.on ?? {}).map(([type, list]) => [type, rows(list)])),
-    })),
-  };
-}
