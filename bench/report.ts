@@ -486,7 +486,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 2. Retry path',
     '',
-    `The transport answers 503, then 204. Every peer waits 0 ms between attempts on a real timer (Node runs a 0 ms \`setTimeout\` after about 1 ms): cockatiel's \`ConstantBackoff(0)\`, p-retry's \`minTimeout: 0\`, \`setTimeout(0)\` in the hand loop, and failwise with \`backoff: { initialMs: 0, maxMs: 0 }\` on \`systemClock\` (real \`Date.now()\` and timers), which is what the ratios use. The microClock row (0 ms timers as microtasks, no real timer) shows failwise's own cost without the timer; it is not a fair peer. Every batch is checked: two sends per call, every call ending in the 204. ${roundNote(results.retry)}.`,
+    `The transport answers 503, then 204. Every peer waits 0 ms between attempts on a real timer (Node runs a 0 ms \`setTimeout\` after about 1 ms): cockatiel's \`ConstantBackoff(0)\`, p-retry's \`minTimeout: 0\`, \`setTimeout(0)\` in the hand loop, and failwise with \`backoff: { initialMs: 0, maxMs: 0 }\` on \`systemClock\` (real \`Date.now()\` and timers), which is what the ratios use. failwise's lean executor runs a 0 ms wait without a host timer (issue 10, item 4; test/engine/timers.test.ts), so it waits no millisecond where the peers wait one: that, not a cheaper engine, is most of the difference. The microClock row (0 ms timers as microtasks) is for reference. Every batch is checked: two sends per call, every call ending in the 204. ${roundNote(results.retry)}.`,
     '',
     retry,
     '',
@@ -513,5 +513,31 @@ export function renderMarkdown(results: BenchResults): string {
     '`measureBundle` from scripts/check-bundle-size.ts (esbuild, platform browser, ESM, minified, tree-shaken; gzip level 9). Everything: the `failwise` entry, src/index.ts, with every export kept. Minimal app: bench/fixtures/minimal-app.ts imports only `createFailoverClient` and makes interactive requests over two origins. Own code is the total minus a bundle of just the xstate and zod exports it imports.',
     '',
     bundle,
+    '',
+    '## Before the lean executor',
+    '',
+    BEFORE,
   ].join('\n')}\n`;
 }
+
+/**
+ * The same benchmark on the engine issue 10 replaced (one XState actor per request): commit 9a83da2 built to
+ * dist/, with this bench/ and scripts/check-bundle-size.ts copied in, run with `node --expose-gc --import tsx
+ * bench/run.ts` on 2026-12-01 22:14 UTC, on the machine of the figures above. Kept as written: it does not
+ * change with later runs.
+ */
+const BEFORE = [
+  'Commit 9a83da2 (an XState actor per request), built and measured with this bench on 2026-12-01 22:14 UTC,',
+  'on the same machine:',
+  '',
+  '| figure                       |                              before |     target |',
+  '| ---------------------------- | ----------------------------------: | ---------: |',
+  '| success path, failwise mean  | 600 µs (cockatiel + timeout: 45 µs) |            |',
+  '| `successOverheadVsCockatiel` |                             13.24 x |  <= 1.00 x |',
+  '| `retryOverheadVsCockatiel`   |                   1.79 x (2,350 µs) |  <= 1.00 x |',
+  '| `bytesPerInflight`           |                            12,507 B | <= 1,024 B |',
+  '| `loopbackThroughputVsFetch`  |                              0.31 x |  >= 0.95 x |',
+  '| `loadTimeVsRawLoop`          |                              2.44 x |  <= 1.20 x |',
+  '| `bundleEverythingKB`         |                42.00 KB (one chunk) |   <= 30 KB |',
+  '| `bundleMinimalKB`            |                            41.50 KB |   <= 16 KB |',
+].join('\n');
