@@ -11,7 +11,7 @@ import type {
 } from '../../machines/origin-health/origin-health.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import type { FailureClass, RequestSent } from '../../src/policy/failure.js';
-import type { HealthPolicy } from '../../src/policy/policy.js';
+import { healthPolicyArb } from '../helpers/arbitraries.js';
 import {
   advanceBoth,
   answerBoth,
@@ -44,35 +44,6 @@ export const originHealthUnderTest: MachineUnderTest = {
 };
 
 const START = 1_000_000;
-
-/** As test/properties/origin-health.property.test.ts: small counts and durations. */
-const healthPolicyArb: fc.Arbitrary<Partial<HealthPolicy>> = fc
-  .record({
-    suspectAfter: fc.integer({ min: 1, max: 3 }),
-    failoverExtra: fc.integer({ min: 0, max: 3 }),
-    recoverAfter: fc.integer({ min: 1, max: 3 }),
-    failureRatioTwentieths: fc.integer({ min: 1, max: 20 }),
-    windowMs: fc.oneof(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 2_000 })),
-    minRequests: fc.integer({ min: 1, max: 6 }),
-    minFailedOverMs: fc.integer({ min: 1, max: 300 }),
-    maxFailedOverExtra: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000 })),
-    probeSuccesses: fc.integer({ min: 1, max: 3 }),
-    probeIntervalMs: fc.integer({ min: 1, max: 100 }),
-    probeTimeoutMs: fc.integer({ min: 1, max: 100 }),
-  })
-  .map((p) => ({
-    suspectAfter: p.suspectAfter,
-    failoverAfter: p.suspectAfter + p.failoverExtra,
-    recoverAfter: p.recoverAfter,
-    failureRatio: p.failureRatioTwentieths / 20,
-    windowMs: p.windowMs,
-    minRequests: p.minRequests,
-    minFailedOverMs: p.minFailedOverMs,
-    maxFailedOverMs: p.minFailedOverMs + p.maxFailedOverExtra,
-    probeSuccesses: p.probeSuccesses,
-    probeIntervalMs: p.probeIntervalMs,
-    probeTimeoutMs: p.probeTimeoutMs,
-  }));
 
 const inputArb = fc.record({
   health: healthPolicyArb,

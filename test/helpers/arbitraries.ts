@@ -1,5 +1,5 @@
 import { fc } from '@fast-check/vitest';
-import type { PolicyInput } from '../../src/policy/policy.js';
+import type { HealthPolicy, PolicyInput } from '../../src/policy/policy.js';
 import type { TransportErrorPhase, TransportResult } from '../../src/transports/transport.js';
 import type { ScriptedReply } from './scripted-transport.js';
 import { respond } from './scripted-transport.js';
@@ -101,3 +101,32 @@ export const replyArb: fc.Arbitrary<ScriptedReply> = fc.record({
   ),
   latencyMs: fc.integer({ min: 0, max: 5_000 }),
 });
+
+/** Any health policy with small counts and durations, so that every transition happens within a few dozen steps. */
+export const healthPolicyArb: fc.Arbitrary<Partial<HealthPolicy>> = fc
+  .record({
+    suspectAfter: fc.integer({ min: 1, max: 3 }),
+    failoverExtra: fc.integer({ min: 0, max: 3 }),
+    recoverAfter: fc.integer({ min: 1, max: 3 }),
+    failureRatioTwentieths: fc.integer({ min: 1, max: 20 }),
+    windowMs: fc.oneof(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 2_000 })),
+    minRequests: fc.integer({ min: 1, max: 6 }),
+    minFailedOverMs: fc.integer({ min: 1, max: 300 }),
+    maxFailedOverExtra: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000 })),
+    probeSuccesses: fc.integer({ min: 1, max: 3 }),
+    probeIntervalMs: fc.integer({ min: 1, max: 100 }),
+    probeTimeoutMs: fc.integer({ min: 1, max: 100 }),
+  })
+  .map((p) => ({
+    suspectAfter: p.suspectAfter,
+    failoverAfter: p.suspectAfter + p.failoverExtra,
+    recoverAfter: p.recoverAfter,
+    failureRatio: p.failureRatioTwentieths / 20,
+    windowMs: p.windowMs,
+    minRequests: p.minRequests,
+    minFailedOverMs: p.minFailedOverMs,
+    maxFailedOverMs: p.minFailedOverMs + p.maxFailedOverExtra,
+    probeSuccesses: p.probeSuccesses,
+    probeIntervalMs: p.probeIntervalMs,
+    probeTimeoutMs: p.probeTimeoutMs,
+  }));

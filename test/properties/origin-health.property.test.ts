@@ -37,6 +37,7 @@ import { definePolicy } from '../../src/policy/define-policy.js';
 import type { FailureClass } from '../../src/policy/failure.js';
 import type { HealthCriterion } from '../../src/policy/health-evidence.js';
 import type { HealthPolicy } from '../../src/policy/policy.js';
+import { healthPolicyArb } from '../helpers/arbitraries.js';
 
 const START = 1_000_000;
 
@@ -103,34 +104,6 @@ interface Scenario {
 
 // ---------------------------------------------------------------------------------------------------------
 // Arbitraries: small integers and durations, so that every transition happens within a few dozen steps.
-
-const healthPolicyArb: fc.Arbitrary<Partial<HealthPolicy>> = fc
-  .record({
-    suspectAfter: fc.integer({ min: 1, max: 3 }),
-    failoverExtra: fc.integer({ min: 0, max: 3 }),
-    recoverAfter: fc.integer({ min: 1, max: 3 }),
-    failureRatioTwentieths: fc.integer({ min: 1, max: 20 }),
-    windowMs: fc.oneof(fc.integer({ min: 1, max: 20 }), fc.integer({ min: 1, max: 2_000 })),
-    minRequests: fc.integer({ min: 1, max: 6 }),
-    minFailedOverMs: fc.integer({ min: 1, max: 300 }),
-    maxFailedOverExtra: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 2_000 })),
-    probeSuccesses: fc.integer({ min: 1, max: 3 }),
-    probeIntervalMs: fc.integer({ min: 1, max: 100 }),
-    probeTimeoutMs: fc.integer({ min: 1, max: 100 }),
-  })
-  .map((p) => ({
-    suspectAfter: p.suspectAfter,
-    failoverAfter: p.suspectAfter + p.failoverExtra,
-    recoverAfter: p.recoverAfter,
-    failureRatio: p.failureRatioTwentieths / 20,
-    windowMs: p.windowMs,
-    minRequests: p.minRequests,
-    minFailedOverMs: p.minFailedOverMs,
-    maxFailedOverMs: p.minFailedOverMs + p.maxFailedOverExtra,
-    probeSuccesses: p.probeSuccesses,
-    probeIntervalMs: p.probeIntervalMs,
-    probeTimeoutMs: p.probeTimeoutMs,
-  }));
 
 /** 1-4 origins; the primary takes all requests but now and then reads only, backups either. */
 const originsArb: fc.Arbitrary<HealthOrigin[]> = fc
