@@ -25,7 +25,7 @@ const machines: readonly MachineEntry[] = [
     decides:
       'How one request ends: where each attempt goes (it asks `chooseOrigin`), whether a failure is retried after a wait (backoff, at least the Retry-After), answered with one auth refresh (a 401), handed to `reconcile` (a keyless write whose fate is unknown), deferred or given up with a reason, within `policy.attempts.max` attempts and the time budget.',
     runBy:
-      'One actor per request (`src/runtime/request-driver.ts`, the only place that creates it); the outbox runs one per send of a durable entry.',
+      'One run per request (`src/runtime/request-driver.ts`, the only place that starts it), in the lean executor from `machines/request/request.table.ts`, or as an XState actor when the client is inspected; the outbox runs one per send of a durable entry.',
   },
   {
     name: 'originHealthMachine',
@@ -34,7 +34,7 @@ const machines: readonly MachineEntry[] = [
     decides:
       'Where traffic goes: whether the primary is `healthy`, `suspect`, `failedOver` or being probed before failback, and which backups are out of rotation. `selectOrigin` reads its snapshot to name the origin of each attempt.',
     runBy:
-      'One actor per client (`src/runtime/health-monitor.ts`), fed with the outcome of every attempt and with the connectivity hints.',
+      'One run per client (`src/runtime/health-monitor.ts`; lean executor, or an XState actor when inspected), fed with the outcome of every attempt and with the connectivity hints.',
   },
   {
     name: 'outboxMachine',
@@ -42,7 +42,8 @@ const machines: readonly MachineEntry[] = [
     slug: 'outbox',
     decides:
       'When each durable entry is sent and what becomes of it: claimed (its attempt counted in the store), sent, then removed, rescheduled after a backoff, or dead-lettered. It sends only while its client holds the store lease and the device is online.',
-    runBy: 'One actor per client, on the client’s store (`src/runtime/outbox-runner.ts`).',
+    runBy:
+      'One run per client, on the client’s store (`src/runtime/outbox-runner.ts`; lean executor, or an XState actor when inspected).',
   },
 ];
 
