@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
-import { fc } from '@fast-check/vitest';
+import { fc, test } from '@fast-check/vitest';
 import { createActor, fromCallback, fromPromise, type AnyStateMachine, type EventObject } from 'xstate';
-import { expect } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { MachineLogic } from '../../machines/machine-logic.js';
 import type { GuardRow, MachineTable, TransitionRow } from '../../machines/machine-table.js';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
@@ -143,9 +143,7 @@ export function xstateSide(mut: MachineUnderTest, input: unknown, startAt: numbe
   const emitted: unknown[] = [];
   const visited = visitedStates(mut.machine.id);
   const see = (value: unknown) => {
-    const json = JSON.stringify(value);
-    visitedValues.add(json);
-    visited.add(json);
+    visited.add(JSON.stringify(value));
   };
   // Microsteps show the states an eventless transition passes through, which no snapshot shows.
   const inspect = (event: { type: string; snapshot?: { value?: unknown } }) => {
@@ -195,9 +193,6 @@ export interface Mutation {
   table?: MachineTable;
   timers?: (timers: Timers) => Timers;
 }
-
-/** Every state value the XState side passed through, across runs: the runs must reach every state. */
-export const visitedValues = new Set<string>();
 
 const visitedByMachine = new Map<string, Set<string>>();
 
@@ -400,3 +395,62 @@ export async function expectCaught<Ts extends [unknown, ...unknown[]]>(
   expect(result.failed, 'the wrong executor went unnoticed').toBe(true);
   expect((result.errorInstance as Error).name, String(result.errorInstance)).toBe('AssertionError');
 }
+
+/** How many runs each differential property makes (DIFF_RUNS=20000 to hunt for rare disagreements). */
+export const DIFF_RUNS = Number(process.env.DIFF_RUNS ?? 2_000);
+
+/** The shared means another suite of a machine uses the differential harness. */
+export interface DifferentialSpec<TInput, TStimulus> {
+  /** What the property checks, in its test name. */
+  checks: string;
+  machine: AnyStateMachine;
+  table: MachineTable;
+  input: fc.Arbitrary<TInput>;
+  stimuli: fc.Arbitrary<TStimulus[]>;
+  run(input: TInput, stimuli: TStimulus[], mutation?: Mutation): Promise<void>;
+  /** Deliberately wrong executors, each of which the comparison must catch. */
+  mutants: readonly [string, Mutation][];
+}
+
+/**
+ * One machine's differential suite: the property (DIFF_RUNS runs), the check that the runs reached every leaf
+ * state, and one test per mutant showing that a wrong executor fails the comparison itself.
+ */
+export function describeDifferential<TInput, TStimulus>(spec: DifferentialSpec<TInput, TStimulus>): void {
+  describe(`lean executor vs XState: ${spec.machine.id} machine`, () => {
+    const visited = visitedStates(spec.machine.id);
+    beforeAll(() => visited.clear());
+
+    test.prop({ input: spec.input, stimuli: spec.stimuli }, { numRuns: DIFF_RUNS })(
+      spec.checks,
+      async ({ input, stimuli }) => {
+        await spec.run(input, stimuli);
+      },
+      // Time enough for many runs on a busy machine.
+      60_000 + DIFF_RUNS * 40,
+    );
+
+    it('reached every state of the machine', () => {
+      expect(unvisitedStates(spec.table, visited)).toEqual([]);
+    });
+
+    for (const [name, mutation] of spec.mutants) {
+      it(`fails for a wrong executor: ${name}`, async () => {
+        await expectCaught(
+          fc.asyncProperty(spec.input, spec.stimuli, (input, stimuli) => spec.run(input, stimuli, mutation)),
+        );
+      });
+    }
+  });
+}
+
+/** The mutants every machine's suite has: each delay shortened to `ms`, and a timer that is never armed. */
+export const timerMutants = (ms: number): [string, Mutation][] => [
+  [
+    ms === 0
+      ? 'a delay ignored (every timer fires at once)'
+      : `a delay ignored (every timer fires after ${ms} ms)`,
+    { timers: (timers) => ({ ...timers, set: (fn) => timers.set(fn, ms) }) },
+  ],
+  ['a timer never armed', { timers: () => ({ set: () => Symbol('never'), clear: () => undefined }) }],
+];

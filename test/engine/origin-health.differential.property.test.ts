@@ -1,5 +1,4 @@
-import { fc, test } from '@fast-check/vitest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { fc } from '@fast-check/vitest';
 import type { MachineLogic } from '../../machines/machine-logic.js';
 import { originHealthLogic } from '../../machines/origin-health/origin-health.logic.js';
 import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
@@ -15,15 +14,14 @@ import { healthPolicyArb } from '../helpers/arbitraries.js';
 import {
   advanceBoth,
   answerBoth,
-  expectCaught,
+  describeDifferential,
   expectSame,
   invertGuard,
   leanSide,
   sendBoth,
   settleIn,
+  timerMutants,
   toNextTimer,
-  unvisitedStates,
-  visitedStates,
   xstateSide,
   type MachineUnderTest,
   type Mutation,
@@ -271,43 +269,18 @@ export async function runHealthDifferential(
   }
 }
 
-const RUNS = Number(process.env.DIFF_RUNS ?? 2_000);
-const caseArb = { input: inputArb, stimuli: fc.array(stimulusArb, { maxLength: 16 }) };
-
-describe('lean executor vs XState: origin-health machine', () => {
-  const visited = visitedStates(originHealthMachine.id);
-  beforeAll(() => visited.clear());
-
-  test.prop(caseArb, { numRuns: RUNS })(
-    'same states, context, emitted events, invocations and timers at every step',
-    async ({ input, stimuli }) => {
-      await runHealthDifferential(input, stimuli);
-    },
-    // Time enough for many runs on a busy machine (DIFF_RUNS=20000 to hunt for rare disagreements).
-    60_000 + RUNS * 40,
-  );
-
-  it('reached every state of the machine', () => {
-    expect(unvisitedStates(originHealthTable, visited)).toEqual([]);
-  });
-
-  const mutants: [string, Mutation][] = [
+describeDifferential({
+  checks: 'same states, context, emitted events, invocations and timers at every step',
+  machine: originHealthMachine,
+  table: originHealthTable,
+  input: inputArb,
+  stimuli: fc.array(stimulusArb, { maxLength: 16 }),
+  run: (input, stimuli, mutation) => runHealthDifferential(input, stimuli, mutation),
+  mutants: [
     ['a guard inverted (tripsFailover)', { table: invertGuard(originHealthTable, 'tripsFailover') }],
     ['a guard inverted (probesSucceeded)', { table: invertGuard(originHealthTable, 'probesSucceeded') }],
     // 1 ms, not 0: with every wait at 0 the lean side would go failedOver -> probing -> failedOver ... in
     // microtasks for ever, and never let the comparison run.
-    [
-      'a delay ignored (every timer fires after 1 ms)',
-      { timers: (timers) => ({ ...timers, set: (fn) => timers.set(fn, 1) }) },
-    ],
-    ['a timer never armed', { timers: () => ({ set: () => Symbol('never'), clear: () => undefined }) }],
-  ];
-  for (const [name, mutation] of mutants) {
-    it(`fails for a wrong executor: ${name}`, async () => {
-      const property = fc.asyncProperty(caseArb.input, caseArb.stimuli, async (input, stimuli) => {
-        await runHealthDifferential(input, stimuli, mutation);
-      });
-      await expectCaught(property);
-    });
-  }
+    ...timerMutants(1),
+  ],
 });

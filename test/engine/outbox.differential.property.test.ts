@@ -1,5 +1,4 @@
-import { fc, test } from '@fast-check/vitest';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { fc } from '@fast-check/vitest';
 import type { MachineLogic } from '../../machines/machine-logic.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
@@ -18,16 +17,15 @@ import type { Failure, FailureClass } from '../../src/policy/failure.js';
 import {
   advanceBoth,
   answerBoth,
-  expectCaught,
+  describeDifferential,
   expectSame,
   invertGuard,
   leanSide,
   mapTransitions,
   sendBoth,
   settleIn,
+  timerMutants,
   toNextTimer,
-  unvisitedStates,
-  visitedStates,
   xstateSide,
   type Invocation,
   type MachineUnderTest,
@@ -337,27 +335,14 @@ export async function runOutboxDifferential(
   expectSame(mut, a, b, 'end: closed');
 }
 
-const RUNS = Number(process.env.DIFF_RUNS ?? 2_000);
-const caseArb = { input: inputArb, stimuli: fc.array(stimulusArb, { maxLength: 20 }) };
-
-describe('lean executor vs XState: outbox machine', () => {
-  const visited = visitedStates(outboxMachine.id);
-  beforeAll(() => visited.clear());
-
-  test.prop(caseArb, { numRuns: RUNS })(
-    'same states, context, emitted events, children, invocations, timers and output at every step',
-    async ({ input, stimuli }) => {
-      await runOutboxDifferential(input, stimuli);
-    },
-    // Time enough for many runs on a busy machine (DIFF_RUNS=20000 to hunt for rare disagreements).
-    60_000 + RUNS * 40,
-  );
-
-  it('reached every state of the machine', () => {
-    expect(unvisitedStates(outboxTable, visited)).toEqual([]);
-  });
-
-  const mutants: [string, Mutation][] = [
+describeDifferential({
+  checks: 'same states, context, emitted events, children, invocations, timers and output at every step',
+  machine: outboxMachine,
+  table: outboxTable,
+  input: inputArb,
+  stimuli: fc.array(stimulusArb, { maxLength: 20 }),
+  run: (input, stimuli, mutation) => runOutboxDifferential(input, stimuli, mutation),
+  mutants: [
     ['a guard inverted (isLeaseGranted)', { table: invertGuard(outboxTable, 'isLeaseGranted') }],
     ['a guard inverted (hasWakeTime)', { table: invertGuard(outboxTable, 'hasWakeTime') }],
     [
@@ -379,18 +364,6 @@ describe('lean executor vs XState: outbox machine', () => {
       },
     ],
     // 1 ms, not 0: every wait at 0 could loop in microtasks without end (loadFailed -> loading, the lease).
-    [
-      'a delay ignored (every timer fires after 1 ms)',
-      { timers: (timers) => ({ ...timers, set: (fn) => timers.set(fn, 1) }) },
-    ],
-    ['a timer never armed', { timers: () => ({ set: () => Symbol('never'), clear: () => undefined }) }],
-  ];
-  for (const [name, mutation] of mutants) {
-    it(`fails for a wrong executor: ${name}`, async () => {
-      const property = fc.asyncProperty(caseArb.input, caseArb.stimuli, async (input, stimuli) => {
-        await runOutboxDifferential(input, stimuli, mutation);
-      });
-      await expectCaught(property);
-    });
-  }
+    ...timerMutants(1),
+  ],
 });

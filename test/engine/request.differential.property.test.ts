@@ -1,5 +1,4 @@
-import { fc, test } from '@fast-check/vitest';
-import { describe, expect, it } from 'vitest';
+import { fc } from '@fast-check/vitest';
 import type { MachineLogic } from '../../machines/machine-logic.js';
 import { requestLogic } from '../../machines/request/request.logic.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
@@ -9,12 +8,13 @@ import { seededRandom } from '../../src/drill/seeded-random.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { policyArb } from '../helpers/arbitraries.js';
 import {
+  describeDifferential,
   expectSame,
+  invertGuard,
   leanSide,
   settle,
+  timerMutants,
   xstateSide,
-  invertGuard,
-  visitedValues,
   type Invocation,
   type MachineUnderTest,
   type Mutation,
@@ -231,37 +231,16 @@ export async function runRequestDifferential(
   }
 }
 
-const caseArb = { input: inputArb, stimuli: fc.array(stimulusArb, { maxLength: 14 }) };
-
-describe('lean executor vs XState: request machine', () => {
-  test.prop(caseArb, { numRuns: Number(process.env.DIFF_RUNS ?? 2_000) })(
-    'same states, context, emitted events, invocations, timers and output at every step',
-    async ({ input, stimuli }) => {
-      await runRequestDifferential(input, stimuli);
-    },
-  );
-
-  it('reached every state of the machine', () => {
-    const leaves = requestTable.states.filter((s) => s.type !== 'compound').map((s) => s.key);
-    const seen = [...visitedValues].join(' ');
-    expect(leaves.filter((key) => !seen.includes(`"${key}"`))).toEqual([]);
-  });
-
-  const mutants: [string, Mutation][] = [
+describeDifferential({
+  checks: 'same states, context, emitted events, invocations, timers and output at every step',
+  machine: requestMachine,
+  table: requestTable,
+  input: inputArb,
+  stimuli: fc.array(stimulusArb, { maxLength: 14 }),
+  run: (input, stimuli, mutation) => runRequestDifferential(input, stimuli, mutation),
+  mutants: [
     ['a guard inverted (isSuccess)', { table: invertGuard(requestTable, 'isSuccess') }],
     ['a guard inverted (isSafeToReplay)', { table: invertGuard(requestTable, 'isSafeToReplay') }],
-    [
-      'a delay ignored (every timer fires at once)',
-      { timers: (timers) => ({ ...timers, set: (fn) => timers.set(fn, 0) }) },
-    ],
-    ['a timer never armed', { timers: () => ({ set: () => Symbol('never'), clear: () => undefined }) }],
-  ];
-  for (const [name, mutation] of mutants) {
-    it(`fails for a wrong executor: ${name}`, async () => {
-      const property = fc.asyncProperty(caseArb.input, caseArb.stimuli, async (input, stimuli) => {
-        await runRequestDifferential(input, stimuli, mutation);
-      });
-      await expect(fc.assert(property, { numRuns: 500, seed: 42 })).rejects.toThrow();
-    });
-  }
+    ...timerMutants(0),
+  ],
 });
