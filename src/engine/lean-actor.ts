@@ -133,20 +133,9 @@ export class LeanActor<TContext, TInput = unknown> {
     return matchesValue(test, this.value);
   }
 
-  /** Whether the state with this dotted id is in the configuration. */
-  hasState(id: string): boolean {
-    const index = this.states.findIndex((s) => s.id === id);
-    return index >= 0 && this.isActive(index);
-  }
-
   /** The timers armed now, by event type. */
   pendingTimers(): string[] {
     return (this.timers ?? []).map((t) => t.event);
-  }
-
-  /** The children running now, by id. */
-  runningChildren(): string[] {
-    return (this.children ?? []).filter((c) => c.state !== 'stopped').map((c) => c.id);
   }
 
   // ---- processing ----
@@ -232,11 +221,21 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** For each atomic state, the first enabled transition for this event on it or its nearest ancestor. */
   private select(event: Event): Selected[] {
+    return this.enabledTransitions(event, false);
+  }
+
+  /** The same for eventless transitions. */
+  private selectEventless(event: Event): Selected[] {
+    return this.enabledTransitions(event, true);
+  }
+
+  private enabledTransitions(event: Event, eventless: boolean): Selected[] {
     const enabled: Selected[] = [];
     for (let atomic = 0; atomic < this.states.length; atomic++) {
       if (!this.isActive(atomic) || !this.states[atomic]!.atomic) continue;
       loop: for (const s of this.states[atomic]!.path) {
-        const candidates = this.states[s]!.on.get(event.type);
+        const state = this.states[s]!;
+        const candidates = eventless ? state.always : state.on.get(event.type);
         if (candidates === undefined) continue;
         for (const t of candidates) {
           if (t.row.guard === undefined || this.check(t.row.guard, event)) {
@@ -246,24 +245,7 @@ export class LeanActor<TContext, TInput = unknown> {
         }
       }
     }
-    return enabled.length < 2 ? enabled : this.removeConflicts(enabled);
-  }
-
-  /** The same for eventless transitions. */
-  private selectEventless(event: Event): Selected[] {
-    const enabled: Selected[] = [];
-    for (let atomic = 0; atomic < this.states.length; atomic++) {
-      if (!this.isActive(atomic) || !this.states[atomic]!.atomic) continue;
-      loop: for (const s of this.states[atomic]!.path) {
-        for (const t of this.states[s]!.always) {
-          if (t.row.guard === undefined || this.check(t.row.guard, event)) {
-            if (!enabled.includes(t)) enabled.push(t);
-            break loop;
-          }
-        }
-      }
-    }
-    return enabled.length < 2 ? enabled : this.removeConflicts(enabled);
+    return this.removeConflicts(enabled);
   }
 
   private check(guard: GuardRow, event: Event): boolean {
@@ -339,7 +321,7 @@ export class LeanActor<TContext, TInput = unknown> {
       this.changed = true;
       this.execute(state.entry, event);
       for (const after of state.after) this.armTimer(after.event, after.delay);
-      for (const invoke of state.invoke) this.spawn(invoke.id, invoke.src, invoke.input, event, false);
+      for (const invoke of state.invoke) this.invoke(invoke, event);
       if (state.type === 'final' && state.parent === 0) {
         // A final child of the root ends the machine; the derivation accepts final states nowhere else.
         for (let a = this.states.length - 1; a >= 0; a--) {
@@ -477,11 +459,11 @@ export class LeanActor<TContext, TInput = unknown> {
     return ancestors;
   }
 
-  /** Whether `child` lies strictly below `parent` (every state lies below -1, as below XState's `undefined`). */
   private isActive(s: number): boolean {
     return (this.config & (1 << s)) !== 0;
   }
 
+  /** Whether `child` lies strictly below `parent` (every state lies below -1, as below XState's `undefined`). */
   private isDescendant(child: number, parent: number): boolean {
     return parent === -1 || this.states[child]!.ancestors.has(parent);
   }
@@ -517,7 +499,7 @@ export class LeanActor<TContext, TInput = unknown> {
         const emitted = impl.run(args, params as never);
         if (emitted !== undefined) this.emit(emitted);
       } else {
-        this.performStep(impl.run(args, params as never), event);
+        this.performStep(impl.run(args, params as never));
       }
     }
   }
@@ -538,12 +520,11 @@ export class LeanActor<TContext, TInput = unknown> {
     this.changed = true;
   }
 
-  private performStep(step: ActionStep<TContext>, event: Event): void {
+  private performStep(step: ActionStep<TContext>): void {
     this.patch(step.changes);
     for (const id of step.stop ?? []) this.stopChild(id);
-    for (const child of step.start ?? []) this.spawnWithInput(child.id, child.src, child.input, true);
+    for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, true);
     for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
-    void event;
   }
 
   private emit(event: { type: string }): void {
@@ -591,21 +572,16 @@ export class LeanActor<TContext, TInput = unknown> {
     if (at !== -1) this.children!.splice(at, 1);
   }
 
-  private spawn(
-    id: string,
-    src: string,
-    inputName: string | undefined,
-    event: Event,
-    spawned: boolean,
-  ): void {
+  private invoke(invoke: State['invoke'][number], event: Event): void {
     const input =
-      inputName === undefined
+      invoke.input === undefined
         ? undefined
-        : this.options.logic.inputs[inputName]!({ context: this.context, event });
-    this.spawnWithInput(id, src, input, spawned);
+        : this.options.logic.inputs[invoke.input]!({ context: this.context, event });
+    this.spawn(invoke.id, invoke.src, input, false);
   }
 
-  private spawnWithInput(id: string, src: string, input: unknown, spawned: boolean): void {
+  /** Starts an invoked actor or a spawned child after the step (its input taken now, as XState does). */
+  private spawn(id: string, src: string, input: unknown, spawned: boolean): void {
     const child: Child = { id, src, input, spawned, state: 'new' };
     const existing = this.findChild(id);
     if (existing) this.dropChild(existing);
