@@ -18,6 +18,7 @@ import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
+import { matchesValue } from '../engine/lean-actor.js';
 
 /**
  * How long this runner's lease on the store lasts: 30 s. It is renewed every 10 s while the runner sends, and
@@ -124,7 +125,20 @@ export function applyCommit(entry: OutboxEntry, commit: OutboxCommit): OutboxEnt
   }
 }
 
-type OutboxRun = MachineRun<OutboxMachineContext>;
+type OutboxRun = Pick<MachineRun<OutboxMachineContext>, 'status' | 'context' | 'matches'>;
+
+/**
+ * The machine as it is now, kept: what `until` resolves with, so that its caller reads the state the predicate
+ * held in even if the machine steps on before the caller runs (the lean executor changes context in place).
+ */
+function snapshotOf(machine: OutboxRun & { value: unknown }): OutboxRun {
+  const value = machine.value;
+  return {
+    status: machine.status,
+    context: { ...machine.context },
+    matches: (test) => matchesValue(test, value),
+  };
+}
 
 const outboxDefinition = { table: outboxTable, logic: outboxLogic };
 
@@ -248,15 +262,15 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     machine.send({ type: 'connectivity.changed', online: hint === 'online', at: now() });
   });
 
-  /** Resolves (with the machine) once `predicate` holds, now or after a later step, or once the machine ends. */
+  /** Resolves once `predicate` holds (now or after a later step) or the machine ends, with the machine as it was then. */
   const until = (predicate: (run: OutboxRun) => boolean) =>
     new Promise<OutboxRun>((resolve) => {
       const done = () => machine.status !== 'active' || predicate(machine);
-      if (done()) return resolve(machine);
+      if (done()) return resolve(snapshotOf(machine));
       const waiter = () => {
         if (!done()) return;
         waiters.delete(waiter);
-        resolve(machine);
+        resolve(snapshotOf(machine));
       };
       waiters.add(waiter);
     });
