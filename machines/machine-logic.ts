@@ -1,4 +1,4 @@
-import { assign, enqueueActions, raise } from 'xstate';
+import { assign, enqueueActions, fromCallback, raise, type EventObject } from 'xstate';
 
 /**
  * A machine's named implementations as plain functions: the single source both runners call. The XState
@@ -100,4 +100,26 @@ interface Enqueue {
   emit(event: { type: string }): void;
   stopChild(id: string): void;
   spawnChild(src: string, options: { id: string; input: unknown }): void;
+}
+
+/**
+ * A child that sends back the one event `run` resolves with, as an XState callback actor: its signal aborts
+ * when the machine stops the child before it replied, and nothing is sent once stopped. (`run` must not
+ * reject.) The lean executor treats a spawned child's answer the same way.
+ */
+export function replyingActor<TInput>(run: (input: TInput, signal: AbortSignal) => Promise<EventObject>) {
+  return fromCallback<EventObject, TInput>(({ input, sendBack }) => {
+    const controller = new AbortController();
+    let open = true;
+    void run(input, controller.signal).then((event) => {
+      if (!open) return;
+      open = false;
+      sendBack(event);
+    });
+    return () => {
+      if (!open) return;
+      open = false;
+      controller.abort();
+    };
+  });
 }

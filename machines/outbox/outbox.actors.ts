@@ -1,5 +1,6 @@
-import { fromCallback, fromPromise, type EventObject } from 'xstate';
-import { commitEntryReply, sendEntryReply, type Settled } from './outbox.replies.js';
+import { fromPromise } from 'xstate';
+import { replyingActor } from '../machine-logic.js';
+import { commitEntryReply, replyOf, sendEntryReply, type Settled } from './outbox.replies.js';
 import type {
   AcquireLeaseInput,
   AcquireLeaseOutput,
@@ -34,28 +35,10 @@ function reportOnce<TInput, TOutput>(
   toEvent: (input: TInput, outcome: Settled<TOutput>) => OutboxMachineEvent,
   options: OutboxActorOptions,
 ) {
-  return fromCallback<EventObject, TInput>(({ input, sendBack }) => {
-    const controller = new AbortController();
-    let open = true;
-    const report = (outcome: Settled<TOutput>) => {
-      if (!open) return;
-      open = false;
-      const event = toEvent(input, outcome);
-      sendBack(options.now ? { ...event, at: options.now() } : event);
-    };
-    // A function that throws synchronously is reported like one that rejects.
-    Promise.resolve()
-      .then(() => run(input, controller.signal))
-      .then(
-        (value) => report({ ok: true, value }),
-        (error: unknown) => report({ ok: false, error }),
-      );
-    return () => {
-      if (!open) return;
-      open = false;
-      controller.abort();
-    };
-  });
+  // `run` starts a tick after the child does, as it always has; a throw is reported like a rejection (replyOf).
+  return replyingActor<TInput>((input, signal) =>
+    Promise.resolve().then(() => replyOf(run, toEvent, input, signal, options.now)),
+  );
 }
 
 /**

@@ -1,12 +1,5 @@
-import {
-  createActor,
-  fromCallback,
-  fromPromise,
-  type AnyStateMachine,
-  type EventObject,
-  type InspectionEvent,
-  type Observer,
-} from 'xstate';
+import { createActor, fromPromise, type AnyStateMachine, type InspectionEvent, type Observer } from 'xstate';
+import { replyingActor } from '../../machines/machine-logic.js';
 import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
@@ -46,15 +39,7 @@ export function xstateRunner(inspect?: InspectionObserver): MachineRunner {
           Promise.resolve().then(() => effect(input, signal)),
         );
       }
-      for (const [name, run] of Object.entries(options.spawned ?? {})) {
-        actors[name] = fromCallback<EventObject, never>(({ input, sendBack }) => {
-          const controller = new AbortController();
-          void run(input, controller.signal).then((event) => {
-            if (!controller.signal.aborted) sendBack(event);
-          });
-          return () => controller.abort();
-        });
-      }
+      for (const [name, run] of Object.entries(options.spawned ?? {})) actors[name] = replyingActor(run);
       // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
       const actor = createActor(machine.provide({ actors } as never), {
         input: options.input,
