@@ -19,6 +19,7 @@ import { createProbe } from './probe.js';
 import type { RunOutput } from './durable-entry.js';
 import type { ClientOutbox, DurableStart } from './durable-work.js';
 import { lazyPart } from './lazy-part.js';
+import { closedError } from '../stores/closed-error.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEvent } from './decision-events.js';
 import {
@@ -265,9 +266,6 @@ function createClient(
       () => requestInteractive(prepared),
     );
 
-  // What a closed memoryStore's list() says: store-input.ts's closedError, not imported (it would load up front).
-  const STORE_CLOSED = 'memoryStore.list: the store is closed; open a new one to use it again';
-
   /**
    * A method of `client.outbox`. Without a store of the app's, a client that has made no durable request has an
    * empty outbox: it answers `empty` without loading durable work, as an empty memoryStore's outbox did (and
@@ -283,7 +281,7 @@ function createClient(
         : closed
           ? Promise.reject(
               method === 'size' || method === 'list'
-                ? new FailwiseError(STORE_CLOSED)
+                ? closedError('memoryStore.list')
                 : new Error(`failwise outbox: ${method}() was called after close()`),
             )
           : Promise.resolve(empty)) as ReturnType<ClientOutbox[K]>;
@@ -297,16 +295,15 @@ function createClient(
   /** An attempt that ended before anything was sent, as a transport would report it. */
   const nothingSent = (phase: TransportErrorPhase, message: string) =>
     stamp<TransportResult>({ kind: 'error', phase, requestSent: 'no', message });
+  /** Rule 6: nothing is sent while the connectivity source says offline. */
+  const sentNothingOffline = () =>
+    nothingSent('offline', 'the connectivity source reports offline; nothing was sent');
 
   /** One attempt: the request's headers, credentials where allowed, then the transport. */
   function runAttempt(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput> {
     const { prepared } = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
-    // Rule 6: nothing is sent while the connectivity source says offline.
-    if (isOffline())
-      return Promise.resolve(
-        nothingSent('offline', 'the connectivity source reports offline; nothing was sent'),
-      );
+    if (isOffline()) return Promise.resolve(sentNothingOffline());
     const headers: Record<string, string> = { ...prepared.headers };
     if (origin.credentials === 'omit') {
       // Credentials the app put on the request itself must not reach an origin that may not have them either.
@@ -318,6 +315,8 @@ function createClient(
       .then(() => auth.headers(origin.id))
       .then(
         (credentials) => {
+          // The device may have gone offline while the credentials were fetched.
+          if (isOffline()) return sentNothingOffline();
           for (const [name, value] of Object.entries(credentials.headers))
             headers[name.toLowerCase()] = value;
           return send(input, signal, prepared, origin, headers, credentials.generation);
@@ -334,11 +333,6 @@ function createClient(
     headers: Record<string, string>,
     authGeneration: number | undefined,
   ): Promise<AttemptOutput> {
-    // Rule 6 again: the device may have gone offline while the credentials were fetched.
-    if (isOffline())
-      return Promise.resolve(
-        nothingSent('offline', 'the connectivity source reports offline; nothing was sent'),
-      );
     if (input.idempotencyKey !== undefined)
       headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
     if (policy.attemptHeader) {

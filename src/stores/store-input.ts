@@ -130,12 +130,7 @@ export function checkLease(who: string, owner: unknown, ttlMs: unknown, now: unk
   if (!isFiniteNumber(now)) throw new TypeError(`${who}: now: expected a finite number (${got(now)})`);
 }
 
-/**
- * The rejection of every call made after `close()`.
- * @internal
- */
-export const closedError = (who: string): FailwiseError =>
-  new FailwiseError(`${who}: the store is closed; open a new one to use it again`);
+export { closedError } from './closed-error.js';
 
 /**
  * The rejection of `add` when the id is taken.
