@@ -12,7 +12,7 @@ import type { Timers } from './timers.js';
  * Runs one machine from its derived table (machines/machine-table.ts), calling the machine's named logic
  * directly: no XState actor, snapshot or mailbox object per run. It follows XState v5's algorithm (SCXML's
  * microstep and macrostep, as in xstate's `macrostep`/`microstep`) for exactly the features the derivation
- * accepts (docs/design.md), and test/engine/differential.property.test.ts checks it step by step against a
+ * accepts (docs/design.md), and test/engine/*.differential.property.test.ts checks it step by step against a
  * real XState actor: the same states, context, emitted events, invocations, timers and output.
  *
  * Effects that a step causes (emitting, starting and stopping children, arming and clearing timers) run
