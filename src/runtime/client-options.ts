@@ -33,6 +33,19 @@ export interface OriginConfig {
    * @default 'all'
    */
   accepts?: 'all' | 'reads';
+  /**
+   * Certificate pins, checked on every connection by transports that can (`nodeHttpTransport`): SPKI
+   * SHA-256 pins as OkHttp writes them, `'sha256/' + base64(SHA-256(DER SubjectPublicKeyInfo))`, e.g.
+   * `openssl x509 -in cert.pem -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256
+   * -binary | base64`. A handshake whose chain (leaf, intermediates or root) has none of these keys fails
+   * with class `tls`, which fails over at once. Pins are checked on top of the CA check, not instead.
+   * Give a backup pin (a key not yet in use) to rotate certificates without an outage. When any origin
+   * has pins, every origin must (a failover host without them would turn failover into an outage), the
+   * origin must be `https:`, and the transport must check pins (`transport.checksPins`), else
+   * `createFailoverClient` throws `PolicyError`. docs/transports.md, "Certificate pins".
+   * @default none: no pinning
+   */
+  pins?: readonly string[];
 }
 
 /**

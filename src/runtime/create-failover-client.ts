@@ -347,6 +347,7 @@ function createClient(
         signal,
         connectTimeoutMs: Math.min(policy.timeouts.connectMs, input.timeoutMs),
         attemptsLeft: input.attemptsLeft,
+        pins: origin.pins,
       })
       .then((result) => ({ ...result, at: clock.now(), authGeneration }));
   }

@@ -59,13 +59,16 @@ function makeProbe(
   const method = option?.method ?? 'HEAD';
   const path = option?.path ?? '/';
   return async ({ origin }, signal) => {
+    const { base, pins } = originOf(origin);
+    // The probe checks the origin's pins too: a primary that answers with the wrong certificate is not fit.
     const result = await transport.send({
-      url: originOf(origin).base + path,
+      url: base + path,
       method,
       headers: {},
       signal,
       connectTimeoutMs: Math.min(policy.timeouts.connectMs, policy.health.probeTimeoutMs),
       attemptsLeft: 1,
+      pins,
     });
     const at = clock.now();
     if (result.kind === 'error') return { ok: false, failureClass: failureClassOfPhase(result.phase), at };

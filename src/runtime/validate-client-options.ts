@@ -4,7 +4,9 @@ import { PolicyError, type PolicyIssue } from '../errors/policy-error.js';
 import type { FailoverClientOptions, OriginConfig } from './client-options.js';
 import { isRecord } from '../policy/is-record.js';
 
-export interface ResolvedOrigin extends Required<OriginConfig> {
+export interface ResolvedOrigin extends Required<Omit<OriginConfig, 'pins'>> {
+  /** The origin's certificate pins, when it has them (checked by `checkPins`). */
+  pins?: readonly string[];
   /** The URL without a trailing slash, ready to join with a path. */
   base: string;
   host: string;
@@ -31,7 +33,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   probe: null,
   outboxOwner: null,
 };
-const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts)$/;
+const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts|pins)$/;
 
 /**
  * Checks every option of `createFailoverClient` and reports all bad fields at once, by path, in one
@@ -65,6 +67,7 @@ export function validateClientOptions(options: FailoverClientOptions): {
   )
     add('outboxOwner', 'expected a non-empty string');
   const origins = resolveOrigins(options.origins, add);
+  const pins = checkPins(options.origins, options.transport, add);
   let policy: Policy | undefined;
   try {
     policy = definePolicy(options.policy);
@@ -73,7 +76,8 @@ export function validateClientOptions(options: FailoverClientOptions): {
     issues.push(...error.issues);
   }
   if (issues.length > 0 || policy === undefined) throw new PolicyError(issues);
-  return { origins, policy };
+  // Without issues every origin was resolved, in the order given.
+  return { origins: origins.map((origin, i) => withPins(origin, pins[i])), policy };
 }
 
 /** The origins, each checked: unique ids, https unless allowInsecure (rule 8), nothing secret in the URL. */
@@ -145,4 +149,67 @@ function checkInspect(inspect: unknown, add: (path: string, message: string) => 
       'inspect',
       "expected withInspector(observer) from 'failwise/machines' (an inspection observer goes inside it)",
     );
+}
+
+/** `sha256/` + the base64 of 32 bytes: 43 characters whose last carries 2 zero bits, then one `=`. */
+const PIN = /^sha256\/[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
+
+/**
+ * `origins[].pins`, for each origin given (a frozen copy, or undefined): each pin well formed, on an
+ * https: origin, on every origin once one has them, and a transport that checks them (CONTRACT,
+ * "Certificate pins"). Without `transport` the client uses fetchTransport, which cannot.
+ */
+function checkPins(
+  given: unknown,
+  transport: unknown,
+  add: (path: string, message: string) => void,
+): Array<readonly string[] | undefined> {
+  if (!Array.isArray(given)) return [];
+  const origins = given.map((origin: unknown) => (isRecord(origin) ? origin : {}));
+  const pinned = origins.filter((origin) => origin.pins !== undefined);
+  if (pinned.length === 0) return origins.map(() => undefined);
+  const named = pinned.map((origin) => JSON.stringify(origin.id)).join(', ');
+  const result = origins.map((origin, i) => {
+    const at = `origins[${i}].pins`;
+    const { pins, url } = origin;
+    if (pins === undefined) {
+      add(
+        at,
+        `origin ${JSON.stringify(origin.id)} has no pins while ${named} ${pinned.length === 1 ? 'has' : 'have'}: every origin needs pins, or failing over to it would be an outage`,
+      );
+      return undefined;
+    }
+    if (!Array.isArray(pins) || pins.length === 0) {
+      add(at, 'expected a non-empty array of "sha256/<base64>" pins');
+      return undefined;
+    }
+    pins.forEach((pin: unknown, j) => {
+      if (typeof pin !== 'string' || !PIN.test(pin))
+        add(
+          `${at}[${j}]`,
+          `expected "sha256/" and the base64 of a 32-byte SPKI SHA-256 digest (44 characters), got ${typeof pin === 'string' ? JSON.stringify(pin.slice(0, 80)) : typeof pin}`,
+        );
+    });
+    if (protocolOf(url) === 'http:') add(at, 'pins need an https: URL: an http: origin shows no certificate');
+    return Object.freeze([...(pins as string[])]);
+  });
+  if (!isRecord(transport) || transport.checksPins !== true) {
+    const which = isRecord(transport)
+      ? `transport ${JSON.stringify(transport.name)} does not check certificate pins (no checksPins: true)`
+      : 'the default fetchTransport cannot check certificate pins';
+    add('transport', `${which}, and origins ${named} have pins; use nodeHttpTransport() from failwise/node`);
+  }
+  return result;
+}
+
+function protocolOf(url: unknown): string | undefined {
+  try {
+    return new URL(url as string).protocol;
+  } catch {
+    return undefined; // reported with origins[i].url
+  }
+}
+
+function withPins(origin: ResolvedOrigin, pins: readonly string[] | undefined): ResolvedOrigin {
+  return pins === undefined ? origin : { ...origin, pins };
 }

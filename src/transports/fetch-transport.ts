@@ -36,13 +36,20 @@ export interface FetchTransportOptions {
  * fetch cannot set undici's connect timeout without a dispatcher, so this transport reports
  * `connect-timeout` only when undici does (after its default of 10 s); otherwise the engine's attempt
  * timeout ends the attempt. `request.connectTimeoutMs` is honoured by `nodeHttpTransport`.
+ *
+ * fetch shows no certificates, so this transport cannot check pins (`origins[].pins`): it does not say
+ * `checksPins`, a client with pins refuses it, and a request handed to it with pins is not sent.
  */
 export function fetchTransport(options: FetchTransportOptions = {}): Transport {
   return {
     name: 'fetch',
-    send: async ({ url, method, headers, body, signal }) => {
+    send: async ({ url, method, headers, body, signal, pins }) => {
       if (signal.aborted) return abortedResult();
       const host = hostOf(url);
+      if (pins !== undefined && pins.length > 0) {
+        // Sending would skip the pins the caller asked for.
+        return errorResult('unknown', 'no', 'fetch: cannot check certificate pins; use nodeHttpTransport');
+      }
       const fetchFn = options.fetch ?? globalThis.fetch;
       const explainError = options.explainError ?? explainOpaqueFetchError;
       const upper = method.toUpperCase();

@@ -1,9 +1,17 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/system-clock.js';
 import type { TransportResult } from '../policy/transport-result.js';
+import {
+  checkPins,
+  PIN_MISMATCH_CODE,
+  PIN_UNVERIFIABLE_CODE,
+  pinSetKey,
+  type PinCheck,
+} from './certificate-pins.js';
 import { bufferedResponse, isRepresentableStatus } from './buffered-response.js';
 import {
   abortedResult,
@@ -33,10 +41,16 @@ export interface NodeHttpTransportOptions {
    */
   keepAlive?: boolean;
   /**
-   * Agents of your own instead of the transport's. `close()` leaves them alone: you own them.
+   * Agents of your own instead of the transport's. `close()` leaves them alone: you own them. With
+   * `origins[].pins`, make the https agent with `maxCachedSessions: 0`: a resumed TLS session shows no
+   * certificates, so its pins cannot be checked and the attempt fails `tls` (`CERT_PIN_UNVERIFIABLE`).
    */
   agents?: { http?: http.Agent; https?: https.Agent };
-  /** TLS settings for `https:` origins. */
+  /**
+   * TLS settings for `https:` origins. Pins (`origins[].pins`) are checked on top of these, never
+   * instead: a pinned origin's certificate must still pass the CA check unless `rejectUnauthorized`
+   * is `false`.
+   */
   tls?: {
     /** Certificate authorities to trust instead of Node's bundled list. */
     ca?: string | Buffer | Array<string | Buffer>;
@@ -57,16 +71,30 @@ type Stage = 'connecting' | 'handshaking' | 'sending' | 'sent' | 'receiving';
  *
  * When `send` resolves, its connect timer is cleared and a failed attempt's socket is destroyed; a
  * successful one goes back to the keep-alive pool, which `close()` empties.
+ *
+ * It checks certificate pins (`request.pins`, from `origins[].pins`): a connection is used for a pinned
+ * request only once a certificate of its presented chain matched one of the pins, before any byte of
+ * the request goes out; otherwise the attempt fails with phase `tls` (`CERT_PIN_MISMATCH`) and nothing
+ * is sent. Pinned requests use an https agent of their own that never resumes TLS sessions (a resumed
+ * session shows no certificates to check); its kept-alive sockets were all checked.
  */
 export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Transport {
   const clock = options.clock ?? systemClock;
   const keepAlive = options.keepAlive ?? true;
   let ownHttpAgent: http.Agent | undefined;
   let ownHttpsAgent: https.Agent | undefined;
+  let ownPinnedAgent: https.Agent | undefined;
+  // The pin set each TLS socket was checked against: a kept-alive socket is checked again for another set.
+  const checkedPins = new WeakMap<Socket, string>();
 
-  const agentFor = (isHttps: boolean): http.Agent => {
+  const agentFor = (isHttps: boolean, pinned: boolean): http.Agent => {
     if (isHttps) {
       if (options.agents?.https !== undefined) return options.agents.https;
+      if (pinned) {
+        // No session cache: every connection shows its chain, so every one is checked.
+        ownPinnedAgent ??= new https.Agent({ keepAlive, maxCachedSessions: 0 });
+        return ownPinnedAgent;
+      }
       ownHttpsAgent ??= new https.Agent({ keepAlive });
       return ownHttpsAgent;
     }
@@ -77,12 +105,15 @@ export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Trans
 
   return {
     name: 'node:http',
-    send: (request) => sendWithNodeHttp(request, options, clock, agentFor),
+    checksPins: true,
+    send: (request) => sendWithNodeHttp(request, options, clock, agentFor, checkedPins),
     close: () => {
       ownHttpAgent?.destroy();
       ownHttpsAgent?.destroy();
+      ownPinnedAgent?.destroy();
       ownHttpAgent = undefined;
       ownHttpsAgent = undefined;
+      ownPinnedAgent = undefined;
     },
   };
 }
@@ -91,7 +122,8 @@ function sendWithNodeHttp(
   request: TransportRequest,
   options: NodeHttpTransportOptions,
   clock: Clock,
-  agentFor: (isHttps: boolean) => http.Agent,
+  agentFor: (isHttps: boolean, pinned: boolean) => http.Agent,
+  checkedPins: WeakMap<Socket, string>,
 ): Promise<TransportResult> {
   const { signal } = request;
   if (signal.aborted) return Promise.resolve(abortedResult());
@@ -107,6 +139,12 @@ function sendWithNodeHttp(
     return Promise.resolve(errorResult('unknown', 'no', `node:http: unsupported protocol ${url.protocol}`));
   }
   const host = url.host;
+  const pins = request.pins !== undefined && request.pins.length > 0 ? request.pins : undefined;
+  if (pins !== undefined && !isHttps) {
+    // Sending would skip the pins: there is no certificate on plain http.
+    return Promise.resolve(errorResult('unknown', 'no', 'node:http: certificate pins need an https: URL'));
+  }
+  const pinKey = pins === undefined ? undefined : pinSetKey(pins);
 
   return new Promise<TransportResult>((resolve) => {
     let stage: Stage = 'connecting';
@@ -129,8 +167,32 @@ function sendWithNodeHttp(
       }
     };
     const onSecureConnect = (): void => {
-      if (stage === 'connecting' || stage === 'handshaking') markConnected();
+      if (stage !== 'connecting' && stage !== 'handshaking') return;
+      // Node holds the request's bytes until 'secureConnect' has been emitted: refusing here sends none.
+      if (socket !== undefined && !pinsHold(socket)) return;
+      markConnected();
     };
+    /**
+     * Whether the TLS socket may carry this request: no pins, a socket already checked against these pins,
+     * or a presented chain that matches one. Otherwise the attempt fails `tls` and the socket is destroyed
+     * with the error (so an agent of the app's evicts the socket's TLS session too).
+     */
+    function pinsHold(tlsSocket: Socket): boolean {
+      if (pins === undefined || pinKey === undefined || checkedPins.get(tlsSocket) === pinKey) return true;
+      const check: PinCheck = checkPins((tlsSocket as TLSSocket).getPeerCertificate(true), pins);
+      if (check === 'match') {
+        checkedPins.set(tlsSocket, pinKey);
+        return true;
+      }
+      const code = check === 'mismatch' ? PIN_MISMATCH_CODE : PIN_UNVERIFIABLE_CODE;
+      const message =
+        check === 'mismatch'
+          ? `${code}: no certificate in the chain of ${host} matches the origin's pins`
+          : `${code}: the TLS session with ${host} was resumed and shows no certificates to check the pins against`;
+      tlsSocket.destroy(Object.assign(new Error(message), { code }));
+      settle(errorResult('tls', 'no', message, code));
+      return false;
+    }
     const detachSocket = (): void => {
       socket?.removeListener('lookup', onLookup);
       socket?.removeListener('connect', onConnect);
@@ -185,7 +247,7 @@ function sendWithNodeHttp(
     const requestOptions: https.RequestOptions = {
       method: request.method,
       headers: request.headers,
-      agent: agentFor(isHttps),
+      agent: agentFor(isHttps, pins !== undefined),
     };
     if (options.lookup !== undefined) requestOptions.lookup = options.lookup;
     if (isHttps && options.tls?.ca !== undefined) requestOptions.ca = options.tls.ca;
@@ -209,6 +271,8 @@ function sendWithNodeHttp(
       socket = assigned;
       if (settled) return;
       if (clientRequest.reusedSocket) {
+        // 'socket' comes before the request is written: a kept-alive socket is checked before it carries it.
+        if (isHttps && !pinsHold(assigned)) return;
         markConnected();
         return;
       }

@@ -21,6 +21,13 @@ export interface TransportRequest {
    * those attempts count against `policy.attempts.max` (CONTRACT rule 1).
    */
   attemptsLeft: number;
+  /**
+   * The origin's certificate pins (`origins[].pins`): SPKI SHA-256 pins, `sha256/` + base64. When given
+   * (non-empty), a transport may send only over a TLS connection whose presented chain has a certificate
+   * whose public key matches one; otherwise it sends nothing and resolves with phase `tls`. Only a
+   * transport with `checksPins: true` is handed pins by the client.
+   */
+  pins?: readonly string[] | undefined;
 }
 
 /**
@@ -31,6 +38,13 @@ export interface Transport {
   /** Shown in decision events and errors, e.g. `fetch` or `node:http`. */
   readonly name: string;
   send(request: TransportRequest): Promise<TransportResult>;
+  /**
+   * `true` when the transport checks `request.pins` on every connection it sends over. A client whose
+   * origins have pins refuses (with `PolicyError`) a transport that does not say so: a browser's fetch
+   * cannot see the server's certificates. `nodeHttpTransport` checks them; `fetchTransport` cannot.
+   * @default false
+   */
+  readonly checksPins?: boolean;
   /** Releases pooled connections; `client.close()` calls it. */
   close?(): void | Promise<void>;
 }
