@@ -56,6 +56,8 @@ export function isDnsCode(code: string): boolean {
  * A TLS failure: an OpenSSL certificate-verification code as Node reports it (prefixed ones such as
  * `CERT_HAS_EXPIRED`, `DEPTH_ZERO_SELF_SIGNED_CERT`, `HOSTNAME_MISMATCH`...), a TLS/SSL code, `EPROTO`
  * with an SSL message, or Node's ECONNRESET when the peer closes the socket during the TLS handshake.
+ * failwise's own pin codes (`CERT_PIN_MISMATCH`, `CERT_PIN_UNVERIFIABLE`, certificate-pins.ts) are
+ * `CERT_` codes too.
  */
 export function isTlsCause({ code, message }: NetworkCause): boolean {
   return (

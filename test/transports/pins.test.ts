@@ -6,7 +6,9 @@
  */
 import * as https from 'node:https';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PIN_MISMATCH_CODE, PIN_UNVERIFIABLE_CODE } from '../../src/transports/certificate-pins.js';
 import { fetchTransport } from '../../src/transports/fetch-transport.js';
+import { isTlsCause } from '../../src/transports/network-error.js';
 import {
   nodeHttpTransport,
   type NodeHttpTransportOptions,
@@ -43,6 +45,13 @@ describe('nodeHttpTransport certificate pins', { timeout: 10_000 }, () => {
 
   it('says it checks pins', () => {
     expect(transport().checksPins).toBe(true);
+  });
+
+  it('classes its pin codes as TLS failures wherever they surface', () => {
+    expect(PIN_MISMATCH_CODE).toBe('CERT_PIN_MISMATCH');
+    expect(PIN_UNVERIFIABLE_CODE).toBe('CERT_PIN_UNVERIFIABLE');
+    expect(isTlsCause({ code: PIN_MISMATCH_CODE })).toBe(true);
+    expect(isTlsCause({ code: PIN_UNVERIFIABLE_CODE })).toBe(true);
   });
 
   it("sends over a connection whose leaf certificate's key matches a pin", async () => {
