@@ -5,6 +5,8 @@
  * servers RECEIVED is asserted: a refused pin must leave the server without a request.
  */
 import * as https from 'node:https';
+import type * as net from 'node:net';
+import * as tls from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PIN_MISMATCH_CODE, PIN_UNVERIFIABLE_CODE } from '../../src/transports/certificate-pins.js';
 import { fetchTransport } from '../../src/transports/fetch-transport.js';
@@ -78,6 +80,42 @@ describe('nodeHttpTransport certificate pins', { timeout: 10_000 }, () => {
     await server.waitForNoSockets();
     expect(server.requests).toEqual([]);
     expect(server.sockets).toHaveLength(1);
+  });
+
+  it('sends not one byte of the request over a connection whose pins do not match', async () => {
+    // A bare TLS server that counts the decrypted bytes it receives and never answers.
+    let received = 0;
+    const closed: Array<Promise<void>> = [];
+    const server = tls.createServer(pki.leaf, (socket) => {
+      socket.on('data', (chunk: Buffer) => (received += chunk.length));
+    });
+    server.on('tlsClientError', () => undefined);
+    // The TCP connection, which may close before the server's side of the handshake completes.
+    server.on('connection', (raw: net.Socket) => {
+      raw.on('error', () => undefined);
+      closed.push(new Promise((resolve) => raw.once('close', () => resolve())));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const made = transport();
+      const mismatch = expectError(await made.send(post(`https://127.0.0.1:${port}`, [pki.pins.unrelated])));
+      expect(mismatch).toMatchObject({ phase: 'tls', requestSent: 'no', code: 'CERT_PIN_MISMATCH' });
+      await Promise.all(closed);
+      expect(closed).toHaveLength(1);
+      expect(received).toBe(0);
+      // The same request with a matching pin does reach this server (then the test gives up waiting).
+      const controller = new AbortController();
+      const sending = made.send({
+        ...post(`https://127.0.0.1:${port}`, [pki.pins.leaf]),
+        signal: controller.signal,
+      });
+      while (received === 0) await new Promise((resolve) => setImmediate(resolve));
+      controller.abort();
+      expect(expectError(await sending)).toMatchObject({ message: 'aborted' });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('keeps the CA check: a matching pin does not make an untrusted certificate acceptable', async () => {
