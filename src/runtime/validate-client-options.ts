@@ -193,7 +193,8 @@ function checkPins(
     if (protocolOf(url) === 'http:') add(at, 'pins need an https: URL: an http: origin shows no certificate');
     return Object.freeze([...(pins as string[])]);
   });
-  if (!isRecord(transport) || transport.checksPins !== true) {
+  // A transport that is not an object at all is reported as such above.
+  if (transport === undefined || (isRecord(transport) && transport.checksPins !== true)) {
     const which = isRecord(transport)
       ? `transport ${JSON.stringify(transport.name)} does not check certificate pins (no checksPins: true)`
       : 'the default fetchTransport cannot check certificate pins';
