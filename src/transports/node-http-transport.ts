@@ -5,6 +5,7 @@ import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/system-clock.js';
 import type { TransportResult } from '../policy/transport-result.js';
 import { bufferedResponse, isRepresentableStatus } from './buffered-response.js';
+import { dropPooledSockets } from './drop-pooled-sockets.js';
 import {
   abortedResult,
   errorResult,
@@ -56,7 +57,9 @@ type Stage = 'connecting' | 'handshaking' | 'sending' | 'sent' | 'receiving';
  * arrived). The body is read whole within the attempt. Node only: import it from `failwise/node`.
  *
  * When `send` resolves, its connect timer is cleared and a failed attempt's socket is destroyed; a
- * successful one goes back to the keep-alive pool, which `close()` empties.
+ * successful one goes back to the keep-alive pool, which `close()` empties. `reset()` (called by the client on
+ * the connectivity hint `changed`) empties the pool without cutting attempts in flight: their sockets are
+ * destroyed when they end instead of going back to it.
  */
 export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Transport {
   const clock = options.clock ?? systemClock;
@@ -83,6 +86,12 @@ export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Trans
       ownHttpsAgent?.destroy();
       ownHttpAgent = undefined;
       ownHttpsAgent = undefined;
+    },
+    // The network changed: no later attempt may reuse a socket of the old one. App-given agents are emptied too
+    // (their sockets are just as stale), never destroyed.
+    reset: () => {
+      for (const agent of [ownHttpAgent, ownHttpsAgent, options.agents?.http, options.agents?.https])
+        if (agent !== undefined) dropPooledSockets(agent);
     },
   };
 }

@@ -33,4 +33,10 @@ export interface Transport {
   send(request: TransportRequest): Promise<TransportResult>;
   /** Releases pooled connections; `client.close()` calls it. */
   close?(): void | Promise<void>;
+  /**
+   * Drops pooled connections because the network changed (the connectivity hint `changed`): idle ones at once,
+   * ones in use once their attempt ends, so no later attempt goes over a socket of the old network. Attempts in
+   * flight are not cut by it. The transport stays usable. A transport without a pool leaves it out.
+   */
+  reset?(): void;
 }
