@@ -212,8 +212,8 @@ export async function runRequestDifferential(
       await b.clock.increment(s.ms);
     } else {
       // A network change is dated by the clock (both sides' clocks read the same).
-      a.send({ type: s.type, at: a.clock.now() });
-      b.send({ type: s.type, at: b.clock.now() });
+      a.send({ type: s.type, at: a.clock.now() } as { type: string });
+      b.send({ type: s.type, at: b.clock.now() } as { type: string });
     }
     await settle(a, b);
     expectSame(mut, a, b, `step ${step} (${JSON.stringify(s)})`);

@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
+import type { DecisionEvent } from '../../src/runtime/decision-events.js';
 import { harness } from '../helpers/client-harness.js';
 import { fail, respond, type ScriptedReply } from '../helpers/scripted-transport.js';
 
@@ -25,9 +26,7 @@ function changing(script: ScriptedReply[], policy: object = touchyHealth) {
   return { ...h, connectivity, resets };
 }
 
-const attemptLog = (
-  events: { type: string; attempt: number; failureClass?: string; acrossChange?: true }[],
-) =>
+const attemptLog = (events: readonly DecisionEvent[]) =>
   events
     .filter((event) => event.type !== 'health-changed')
     .map((event) => [event.type, event.attempt, event.failureClass, event.acrossChange]);
