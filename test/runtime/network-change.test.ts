@@ -215,3 +215,64 @@ describe('a network change', () => {
     await h.client.close();
   });
 });
+
+describe('a probe across a network change', () => {
+  it('is sent again at once, and its answer on the new network counts, not the old network’s timeout', async () => {
+    const h = changing([
+      { reply: fail('tls') },
+      { reply: respond(200) },
+      { reply: 'hang' },
+      { reply: respond(200) },
+    ]);
+    // A TLS failure fails traffic over at once; the request takes its next attempt on the backup.
+    const outcome = h.client.request({ path: '/v1/items' });
+    await h.clock.increment(1_000);
+    expect(await outcome).toMatchObject({ status: 'succeeded', origin: 'backup' });
+    expect(h.client.health().state).toBe('failedOver');
+
+    // After minFailedOverMs the primary is probed; the probe hangs on the old network.
+    await h.clock.increment(30_000);
+    expect(h.transport.calls.map((call) => [call.method, new URL(call.url).host])).toEqual([
+      ['GET', 'api.example.test'],
+      ['GET', 'backup.example.test'],
+      ['HEAD', 'api.example.test'],
+    ]);
+    await h.clock.increment(1_000);
+    h.connectivity.set('changed');
+    await h.clock.increment(0);
+    expect(h.transport.calls).toHaveLength(4);
+    expect(h.transport.calls[3]).toMatchObject({ method: 'HEAD', url: 'https://api.example.test/' });
+    expect(h.transport.aborted).toBe(1);
+    expect(h.resets).toEqual([3]);
+
+    // Past the first probe's timeout: the probe answered, so the primary is not back to failedOver.
+    await h.clock.increment(5_000);
+    expect(h.client.health().state).toBe('probingFailback');
+    await h.clock.increment(10_000);
+    expect(h.client.health()).toMatchObject({ state: 'healthy', activeOrigin: 'primary' });
+    await h.client.close();
+  });
+
+  it('is not sent again once the health machine let go of it, even by a probe that ignores its signal', async () => {
+    const connectivity = manualConnectivity('online');
+    let probes = 0;
+    const h = harness([{ reply: fail('tls') }, { reply: respond(200) }], {
+      origins: twoOrigins,
+      connectivity,
+      // An app's probe that never answers and never looks at its signal.
+      probe: () => (probes++, new Promise<boolean>(() => undefined)),
+    });
+    const outcome = h.client.request({ path: '/v1/items' });
+    await h.clock.increment(1_000);
+    expect(await outcome).toMatchObject({ status: 'succeeded', origin: 'backup' });
+    await h.clock.increment(30_000);
+    expect(probes).toBe(1);
+    // The probe timeout (5 s) ends it; the machine rests before the next one.
+    await h.clock.increment(5_000);
+    expect(h.client.health().state).toBe('failedOver');
+    connectivity.set('changed');
+    await h.clock.increment(0);
+    expect(probes).toBe(1);
+    await h.client.close();
+  });
+});
