@@ -1,4 +1,5 @@
 import type { ProbeInput, ProbeOutput } from '../../machines/origin-health/origin-health.types.js';
+import { FailwiseError } from '../errors/failwise-error.js';
 
 type Probe = (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput>;
 
@@ -27,7 +28,15 @@ export function probeAcrossChange(probe: Probe): ProbeAcrossChange {
           current = mine;
           probe(input, mine.signal).then(
             (output) => current === mine && end(() => resolve(output)),
-            (error: unknown) => current === mine && end(() => reject(error)),
+            (error: unknown) =>
+              current === mine &&
+              end(() =>
+                reject(
+                  error instanceof Error
+                    ? error
+                    : new FailwiseError('failwise: the probe failed', { cause: error }),
+                ),
+              ),
           );
         };
         // The machine let go of the probe (its timeout, or stop): no change may send it again.
@@ -40,7 +49,8 @@ export function probeAcrossChange(probe: Probe): ProbeAcrossChange {
           signal.removeEventListener('abort', stop);
           settle();
         };
-        if (signal.aborted) return reject(signal.reason);
+        if (signal.aborted)
+          return reject(new FailwiseError('failwise: the probe was aborted before it was sent'));
         signal.addEventListener('abort', stop, { once: true });
         inFlight.add(send);
         send();
