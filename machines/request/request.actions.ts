@@ -38,6 +38,7 @@ export function initialContext(input: RequestMachineInput): RequestMachineContex
     attempts: 0,
     attemptStartedAt: input.startedAt,
     inFlight: false,
+    changedInFlight: false,
     origin: undefined,
     pinned: false,
     failures: [],
@@ -93,6 +94,7 @@ export function startAttempt({ context }: Args): Changes {
     attempts: context.attempts + 1,
     attemptStartedAt: context.now,
     inFlight: true,
+    changedInFlight: false,
     response: undefined,
   };
 }
@@ -166,6 +168,37 @@ export function startBackoff({ context }: Args): Changes {
 
 export function finishBackoff({ context }: Args): Changes {
   return { now: context.now + (context.previousDelayMs ?? 0) };
+}
+
+/**
+ * The network changed while an attempt was in flight that goes on (a write): whatever it ends with is marked as
+ * having crossed the change, so its origin is not blamed for it.
+ */
+export function recordChangeInFlight(): Changes {
+  return { changedInFlight: true };
+}
+
+/**
+ * The network changed while a read's attempt was in flight: the attempt is ended now, as lost with its
+ * connection (`connection-lost`; a read is replayable, so what reached the server does not matter). It counts
+ * as an attempt (rule 1) but plans no backoff: the next attempt starts at once, on the new network.
+ */
+export function recordNetworkHandover({ context }: Args, { at }: { at: number }): Changes {
+  const now = Math.max(context.now, at);
+  const failure: Failure = {
+    class: 'connection-lost',
+    requestSent: 'unknown',
+    origin: context.origin ?? '',
+    message: `the network changed ${now - context.attemptStartedAt} ms into the attempt; the read is sent again at once`,
+  };
+  return {
+    now,
+    inFlight: false,
+    changedInFlight: true,
+    failures: [...context.failures, failure],
+    replayCleared: false,
+    plan: undefined,
+  };
 }
 
 export function recordDeviceOffline(): Changes {

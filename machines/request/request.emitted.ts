@@ -34,6 +34,7 @@ export function announceAttemptResult({ context }: Args): RequestMachineEmitted 
     origin: failure.origin,
     failure,
     at: context.now,
+    ...(context.changedInFlight ? { acrossChange: true as const } : {}),
   };
 }
 

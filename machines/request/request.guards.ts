@@ -1,5 +1,5 @@
 import { isRetryableFailure } from '../../src/policy/retryable.js';
-import { mayReplay } from '../../src/policy/methods.js';
+import { isSafeMethod, mayReplay } from '../../src/policy/methods.js';
 import { isMendable } from '../../src/policy/mendable.js';
 import type { Failure } from '../../src/policy/failure.js';
 import type {
@@ -55,6 +55,11 @@ export const requestGuards = {
     );
   },
   canReconcile: ({ context }: GuardArgs) => context.canReconcile,
+  /**
+   * The request only reads: a safe method (GET, HEAD, OPTIONS, TRACE) that the request did not declare a write.
+   * A PUT or DELETE may be replayed (rule 2), but it changes state: one cut mid-flight has an unknown outcome.
+   */
+  isRead: ({ context }: GuardArgs) => !context.write && isSafeMethod(context.method),
   /** An attempt has started and not reported yet. */
   hasAttemptInFlight: ({ context }: GuardArgs) => context.inFlight,
   /** The client-wide retry budget has a slot for this retry (`policy.retryBudget`). */

@@ -53,6 +53,8 @@ export const requestInputs = {
 export const requestParams = {
   /** The output of the invoked actor whose done event is being handled. */
   actorOutput: ({ event }: EventArgs) => (event as { output: never }).output,
+  /** When the network changed, from a `connectivity.changed` event. */
+  changedAt: ({ event }: EventArgs) => ({ at: (event as { at: number }).at }),
   /** The error of the invoked actor whose error event is being handled. */
   actorError: ({ event }: EventArgs) => ({ error: (event as { error: unknown }).error }),
 };

@@ -38,6 +38,8 @@ export const requestLogic = {
     recordCancelled: change(actions.recordCancelled),
     recordDeviceOffline: change(actions.recordDeviceOffline),
     recordDeviceOnline: change(actions.recordDeviceOnline),
+    recordChangeInFlight: change(actions.recordChangeInFlight),
+    recordNetworkHandover: change(actions.recordNetworkHandover),
     recordBudgetExhausted: change(actions.recordBudgetExhausted),
     setReason: change(actions.setReason),
     announceAttempt: announce(emitted.announceAttempt),

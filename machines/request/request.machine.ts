@@ -113,6 +113,30 @@ export const requestMachine = setup({
               actions: ['recordAttemptTimeout', 'announceAttemptResult'],
             },
           },
+          on: {
+            'connectivity.changed': [
+              {
+                // The read's socket belongs to the old network: waiting out its timeout gains nothing.
+                guard: 'isRead',
+                target: 'handingOver',
+                actions: [
+                  { type: 'recordNetworkHandover', params: requestParams.changedAt },
+                  'announceAttemptResult',
+                ],
+              },
+              // A write may already have reached the server: cutting it would make its outcome unknown.
+              { actions: 'recordChangeInFlight' },
+            ],
+          },
+        },
+        handingOver: {
+          description:
+            'A read ended by a network change: sent again at once (no backoff), if an attempt is left.',
+          always: [
+            { guard: 'isDeviceOffline', ...giveUp('offline') },
+            { guard: not('hasAttemptsLeft'), ...giveUp('attempts-exhausted') },
+            { target: 'choosingOrigin' },
+          ],
         },
         evaluating: {
           description:

@@ -5,22 +5,22 @@ import type { MachineTable } from '../machine-table.js';
 export const requestTable: MachineTable = {
   id: 'request',
   states: [
-    { id: 'request', key: 'request', type: 'compound', parent: -1, children: [1, 10, 11, 12], initial: 1 },
+    { id: 'request', key: 'request', type: 'compound', parent: -1, children: [1, 11, 12, 13], initial: 1 },
     {
       id: 'request.active',
       key: 'active',
       type: 'compound',
       parent: 0,
-      children: [2, 3, 4, 5, 6, 7, 8, 9],
+      children: [2, 3, 4, 5, 6, 7, 8, 9, 10],
       initial: 2,
       after: [{ delay: 'requestBudget', event: 'xstate.after.requestBudget.request.active' }],
       on: {
-        'request.cancel': [{ targets: [11], actions: [{ name: 'recordCancelled' }] }],
+        'request.cancel': [{ targets: [12], actions: [{ name: 'recordCancelled' }] }],
         'connectivity.offline': [{ actions: [{ name: 'recordDeviceOffline' }] }],
         'connectivity.online': [{ actions: [{ name: 'recordDeviceOnline' }] }],
         'xstate.after.requestBudget.request.active': [
           {
-            targets: [5],
+            targets: [6],
             guard: 'hasAttemptInFlight',
             actions: [
               { name: 'recordBudgetExhausted' },
@@ -29,7 +29,7 @@ export const requestTable: MachineTable = {
             ],
           },
           {
-            targets: [5],
+            targets: [6],
             actions: [
               { name: 'recordBudgetExhausted' },
               { name: 'setReason', params: { value: { reason: 'budget-exhausted' } } },
@@ -47,7 +47,7 @@ export const requestTable: MachineTable = {
       on: {
         'xstate.done.actor.chooseOrigin': [
           {
-            targets: [5],
+            targets: [6],
             guard: 'isDeviceOffline',
             actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
           },
@@ -58,13 +58,13 @@ export const requestTable: MachineTable = {
             actions: [{ name: 'recordOrigin', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [5],
+            targets: [6],
             actions: [{ name: 'setReason', params: { value: { reason: 'no-healthy-origin' } } }],
           },
         ],
         'xstate.error.actor.chooseOrigin': [
           {
-            targets: [5],
+            targets: [6],
             actions: [{ name: 'setReason', params: { value: { reason: 'no-healthy-origin' } } }],
           },
         ],
@@ -79,9 +79,20 @@ export const requestTable: MachineTable = {
       invoke: [{ id: 'transport', src: 'transport', input: 'transport' }],
       after: [{ delay: 'attemptTimeout', event: 'xstate.after.attemptTimeout.request.active.attempting' }],
       on: {
-        'xstate.done.actor.transport': [
+        'connectivity.changed': [
           {
             targets: [4],
+            guard: 'isRead',
+            actions: [
+              { name: 'recordNetworkHandover', params: { from: 'changedAt' } },
+              { name: 'announceAttemptResult' },
+            ],
+          },
+          { actions: [{ name: 'recordChangeInFlight' }] },
+        ],
+        'xstate.done.actor.transport': [
+          {
+            targets: [5],
             actions: [
               { name: 'recordAttemptResult', params: { from: 'actorOutput' } },
               { name: 'announceAttemptResult' },
@@ -90,7 +101,7 @@ export const requestTable: MachineTable = {
         ],
         'xstate.error.actor.transport': [
           {
-            targets: [4],
+            targets: [5],
             actions: [
               { name: 'recordTransportCrash', params: { from: 'actorError' } },
               { name: 'announceAttemptResult' },
@@ -98,9 +109,28 @@ export const requestTable: MachineTable = {
           },
         ],
         'xstate.after.attemptTimeout.request.active.attempting': [
-          { targets: [4], actions: [{ name: 'recordAttemptTimeout' }, { name: 'announceAttemptResult' }] },
+          { targets: [5], actions: [{ name: 'recordAttemptTimeout' }, { name: 'announceAttemptResult' }] },
         ],
       },
+    },
+    {
+      id: 'request.active.handingOver',
+      key: 'handingOver',
+      type: 'atomic',
+      parent: 1,
+      always: [
+        {
+          targets: [6],
+          guard: 'isDeviceOffline',
+          actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
+        },
+        {
+          targets: [6],
+          guard: { not: 'hasAttemptsLeft' },
+          actions: [{ name: 'setReason', params: { value: { reason: 'attempts-exhausted' } } }],
+        },
+        { targets: [2] },
+      ],
     },
     {
       id: 'request.active.evaluating',
@@ -108,46 +138,46 @@ export const requestTable: MachineTable = {
       type: 'atomic',
       parent: 1,
       always: [
-        { targets: [10], guard: 'isSuccess' },
-        { targets: [8], guard: { and: ['isUnauthorized', 'canRefreshAuth'] } },
+        { targets: [11], guard: 'isSuccess' },
+        { targets: [9], guard: { and: ['isUnauthorized', 'canRefreshAuth'] } },
         {
-          targets: [5],
+          targets: [6],
           guard: 'isUnauthorized',
           actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }],
         },
         {
-          targets: [5],
+          targets: [6],
           guard: 'isOffline',
           actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
         },
         {
-          targets: [5],
+          targets: [6],
           guard: { not: 'isRetryableFailure' },
           actions: [{ name: 'setReason', params: { value: { reason: 'not-retryable' } } }],
         },
-        { targets: [9], guard: { and: [{ not: 'isSafeToReplay' }, 'canReconcile'] } },
+        { targets: [10], guard: { and: [{ not: 'isSafeToReplay' }, 'canReconcile'] } },
         {
-          targets: [5],
+          targets: [6],
           guard: { not: 'isSafeToReplay' },
           actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
         },
         {
-          targets: [5],
+          targets: [6],
           guard: 'isDeviceOffline',
           actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
         },
         {
-          targets: [5],
+          targets: [6],
           guard: { not: 'hasAttemptsLeft' },
           actions: [{ name: 'setReason', params: { value: { reason: 'attempts-exhausted' } } }],
         },
         {
-          targets: [5],
+          targets: [6],
           guard: 'retryAfterExceedsBudget',
           actions: [{ name: 'setReason', params: { value: { reason: 'retry-after-exceeds-budget' } } }],
         },
-        { targets: [6], guard: 'fitsInBudget' },
-        { targets: [5], actions: [{ name: 'setReason', params: { value: { reason: 'budget-exhausted' } } }] },
+        { targets: [7], guard: 'fitsInBudget' },
+        { targets: [6], actions: [{ name: 'setReason', params: { value: { reason: 'budget-exhausted' } } }] },
       ],
     },
     {
@@ -155,7 +185,7 @@ export const requestTable: MachineTable = {
       key: 'givingUp',
       type: 'atomic',
       parent: 1,
-      always: [{ targets: [12], guard: { and: ['isDeferrable', 'canWaitInOutbox'] } }, { targets: [11] }],
+      always: [{ targets: [13], guard: { and: ['isDeferrable', 'canWaitInOutbox'] } }, { targets: [12] }],
     },
     {
       id: 'request.active.claimingRetry',
@@ -165,15 +195,15 @@ export const requestTable: MachineTable = {
       invoke: [{ id: 'claimRetry', src: 'claimRetry', input: 'claimRetry' }],
       on: {
         'xstate.done.actor.claimRetry': [
-          { targets: [7], guard: 'isRetryGranted' },
+          { targets: [8], guard: 'isRetryGranted' },
           {
-            targets: [5],
+            targets: [6],
             actions: [{ name: 'setReason', params: { value: { reason: 'retry-budget-exhausted' } } }],
           },
         ],
         'xstate.error.actor.claimRetry': [
           {
-            targets: [5],
+            targets: [6],
             actions: [{ name: 'setReason', params: { value: { reason: 'retry-budget-exhausted' } } }],
           },
         ],
@@ -189,7 +219,7 @@ export const requestTable: MachineTable = {
       on: {
         'connectivity.offline': [
           {
-            targets: [5],
+            targets: [6],
             actions: [
               { name: 'recordDeviceOffline' },
               { name: 'setReason', params: { value: { reason: 'offline' } } },
@@ -212,7 +242,7 @@ export const requestTable: MachineTable = {
           { targets: [2], actions: [{ name: 'recordAuthRefreshed', params: { from: 'actorOutput' } }] },
         ],
         'xstate.error.actor.refreshAuth': [
-          { targets: [5], actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }] },
+          { targets: [6], actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }] },
         ],
       },
     },
@@ -225,23 +255,23 @@ export const requestTable: MachineTable = {
       on: {
         'xstate.done.actor.reconcile': [
           {
-            targets: [10],
+            targets: [11],
             guard: 'isApplied',
             actions: [{ name: 'recordReconcileResult', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [4],
+            targets: [5],
             guard: 'isNotApplied',
             actions: [{ name: 'recordReconcileResult', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [5],
+            targets: [6],
             actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
           },
         ],
         'xstate.error.actor.reconcile': [
           {
-            targets: [5],
+            targets: [6],
             actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
           },
         ],

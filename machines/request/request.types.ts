@@ -128,6 +128,11 @@ export interface RequestMachineContext {
   attemptStartedAt: number;
   /** An attempt has started and not yet reported. */
   inFlight: boolean;
+  /**
+   * The network changed (the hint `changed`) while the attempt in flight was under way: however it ends, it
+   * tells nothing about its origin (a socket of the old network broke, not the server).
+   */
+  changedInFlight: boolean;
   origin?: string | undefined;
   /** A write that may have reached `origin` stays there (CONTRACT rules 2 and 7). */
   pinned: boolean;
@@ -153,7 +158,13 @@ export type RequestMachineEvent =
    * to finish, after which no further attempt is started. Online only clears that; it decides nothing else.
    */
   | { type: 'connectivity.offline' }
-  | { type: 'connectivity.online' };
+  | { type: 'connectivity.online' }
+  /**
+   * The network switched (Wi-Fi to cellular), at the clock's `at`. A read whose attempt is in flight is ended
+   * and sent again at once (no backoff; it counts as an attempt); a write in flight is left alone, since
+   * ending it would make its outcome unknown. Either way that attempt's end is never held against its origin.
+   */
+  | { type: 'connectivity.changed'; at: number };
 
 /** Emitted as the request goes: the runtime turns these into redacted decision events. */
 export type RequestMachineEmitted =
@@ -167,6 +178,8 @@ export type RequestMachineEmitted =
       at: number;
       /** The request's time budget ended the attempt before its own timeout: not evidence against the origin. */
       cutByBudget?: true;
+      /** The network changed while the attempt was in flight: not evidence against the origin. */
+      acrossChange?: true;
     }
   | {
       type: 'retry-scheduled';

@@ -11,7 +11,7 @@ export interface ConnectivityNavigator {
   /** `false` means no network adapter is up; `true` only means one is (not that the internet answers). */
   readonly onLine?: boolean | undefined;
   /** The Network Information API (Chromium-based browsers; absent in Firefox and Safari). */
-  readonly connection?: Partial<ConnectivityEventTarget> | undefined;
+  readonly connection?: (Partial<ConnectivityEventTarget> & { readonly type?: unknown }) | undefined;
 }
 
 /**
@@ -33,7 +33,7 @@ export interface BrowserConnectivityOptions {
 /**
  * A connectivity source for browsers and web workers, from `navigator.onLine` and the `online` / `offline`
  * events; where the Network Information API exists, `navigator.connection`'s `change` event is the hint
- * `changed`.
+ * `changed`, unless the connection reports a `type` and it did not change (only the bandwidth estimate moved).
  *
  * `current()` is `offline` only when `navigator.onLine === false`, `online` when it is `true`, and
  * `unknown` (treated as online) when there is no `navigator` or it has no boolean `onLine` (React Native).
@@ -47,7 +47,10 @@ export function browserConnectivity(options: BrowserConnectivityOptions = {}): C
   // One entry per subscribe() call, so the same function subscribed twice is two subscriptions.
   const subscriptions = new Set<{ listener: (hint: ConnectivityHint) => void }>();
   // The connection object listened to, kept so the listener comes off the object it went on.
-  let connection: Partial<ConnectivityEventTarget> | undefined;
+  let connection: ConnectivityNavigator['connection'];
+  // The connection's last `type` ('wifi', 'cellular'...), where the browser tells it (Chromium on Android and
+  // ChromeOS): a `change` that keeps it is a new bandwidth estimate, not a new network.
+  let connectionType: unknown;
 
   const deliver = (hint: ConnectivityHint): void => {
     for (const subscription of [...subscriptions]) {
@@ -62,12 +65,19 @@ export function browserConnectivity(options: BrowserConnectivityOptions = {}): C
   };
   const onOnline = (): void => deliver('online');
   const onOffline = (): void => deliver('offline');
-  const onChange = (): void => deliver('changed');
+  const onChange = (): void => {
+    const type = read(() => connection?.type);
+    const sameNetwork = typeof type === 'string' && type === connectionType;
+    connectionType = type;
+    // `changed` ends the reads in flight (docs/connectivity.md): an estimate that moved must not cost them.
+    if (!sameNetwork) deliver('changed');
+  };
 
   const attach = (): void => {
     target.addEventListener?.('online', onOnline);
     target.addEventListener?.('offline', onOffline);
     connection = read(() => target.navigator?.connection);
+    connectionType = read(() => connection?.type);
     connection?.addEventListener?.('change', onChange);
   };
   const detach = (): void => {

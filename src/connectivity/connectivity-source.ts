@@ -2,8 +2,9 @@
  * What the device says about its network (CONTRACT rule 6). A hint only: `online` never proves an origin
  * healthy (a captive portal, a VPN or a dead API all say `online`), it only wakes waiting work; `offline`
  * stops sending (an interactive request fails `offline` at once, durable work waits) and keeps failures
- * from counting against an origin's health. `changed` is a network switch (Wi-Fi to cellular): what was
- * in flight may break (`connection-lost`), nothing else follows from it.
+ * from counting against an origin's health. `changed` is a network switch (Wi-Fi to cellular): the
+ * transport's pooled connections are dropped, a read in flight is sent again at once, a write in flight is
+ * left to finish, and no attempt in flight across it counts against an origin (docs/connectivity.md).
  */
 export type ConnectivityHint = 'online' | 'offline' | 'changed';
 

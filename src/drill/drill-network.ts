@@ -60,6 +60,8 @@ export function drillNetwork(heldByOrigins: () => number): DrillNetwork {
       return sent;
     },
     close: () => inner.close?.(),
+    // The network changed (scenario network-handover): the drill's pooled connections are dropped like any.
+    reset: () => inner.reset?.(),
   };
   const isQuiet = () => wire.size <= heldByOrigins();
   const quiet = async () => {

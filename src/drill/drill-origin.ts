@@ -22,6 +22,8 @@ export interface ServedRequest {
   body: string;
   /** A probe is `HEAD /` (the default probe). */
   probe: boolean;
+  /** 1 for the first connection this origin accepted: which connection carried the request. */
+  connection: number;
   /** What the origin did, once it decided. */
   reply: string;
   applied: boolean;
@@ -68,6 +70,11 @@ export interface DrillOrigin {
   readonly writesApplied: number;
   /** Requests read and deliberately left unanswered (`hang`), not yet closed by the client. */
   readonly held: number;
+  /**
+   * Answers the hung request number `n` now with `status` (a slow server that does answer in the end); false
+   * when that request is not hung or its client let go of it.
+   */
+  answer(n: number, status: number): boolean;
   /** Stops accepting connections: later connections are refused, as when the process died. */
   stop(): Promise<void>;
   /** Listens again on the same port. */
@@ -90,6 +97,9 @@ export async function startDrillOrigin(
   const served: ServedRequest[] = [];
   const appliedKeys = new Set<string>();
   const sockets = new Set<Socket>();
+  const connectionOf = new WeakMap<Socket, number>();
+  const hung = new Map<number, ServerResponse>();
+  let connections = 0;
   let writesApplied = 0;
   let held = 0;
   let port = 0;
@@ -108,6 +118,7 @@ export async function startDrillOrigin(
       authorization: header(req, 'authorization'),
       body,
       probe: method === 'HEAD' && path === '/',
+      connection: connectionOf.get(req.socket) ?? 0,
       reply: '',
       applied: false,
     };
@@ -128,7 +139,11 @@ export async function startDrillOrigin(
       case 'hang':
         request.reply = `hang${applied}`;
         held += 1;
-        res.on('close', () => (held -= 1));
+        hung.set(request.n, res);
+        res.on('close', () => {
+          held -= 1;
+          hung.delete(request.n);
+        });
         return;
       case 'drop':
         request.reply = `drop${applied}`;
@@ -149,6 +164,8 @@ export async function startDrillOrigin(
     req.on('end', () => handle(req, res, Buffer.concat(chunks).toString()));
   });
   server.on('connection', (socket: Socket) => {
+    connections += 1;
+    connectionOf.set(socket, connections);
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
   });
@@ -187,6 +204,15 @@ export async function startDrillOrigin(
     },
     get held() {
       return held;
+    },
+    answer(n, status) {
+      const res = hung.get(n);
+      const request = served[n - 1];
+      if (res === undefined || request === undefined || res.writableEnded || res.destroyed) return false;
+      request.reply = `${request.reply}, then ${status}`;
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ origin: id, n }));
+      return true;
     },
     stop,
     restart: listen,

@@ -120,8 +120,10 @@ function createClient(
   const isOffline = () => connectivity?.current() === 'offline';
   // Rule 6: requests already running hear each hint, so none starts an attempt (or waits one out) offline.
   const unsubscribeConnectivity = connectivity?.subscribe((hint) => {
-    if (hint === 'changed') return;
-    for (const entry of inFlight.values()) entry.running?.connectivity(hint);
+    // Pooled sockets belong to the old network: dropped first, so that the reads sent again get new ones.
+    if (hint === 'changed') resetTransport();
+    const at = clock.now();
+    for (const entry of [...inFlight.values()]) entry.running?.connectivity(hint, at);
   });
 
   // What the machines hold in their context. The Stately browser inspector's default serializer writes into
@@ -292,6 +294,15 @@ function createClient(
     retry: outboxMethod('retry', false),
   };
 
+  /** Drops the transport's pooled connections; a transport whose reset throws still lets requests hear the hint. */
+  function resetTransport(): void {
+    try {
+      transport.reset?.();
+    } catch {
+      // ignored: see above
+    }
+  }
+
   /** An attempt that ended before anything was sent, as a transport would report it. */
   const nothingSent = (phase: TransportErrorPhase, message: string) =>
     stamp<TransportResult>({ kind: 'error', phase, requestSent: 'no', message });
@@ -388,8 +399,9 @@ function createClient(
         });
         return;
       }
-      // An attempt the request's own budget cut short was given less than attemptMs: not evidence either way.
-      if (event.type === 'attempt-failed' && event.cutByBudget !== true) {
+      // An attempt the request's own budget cut short was given less than attemptMs, and one in flight across a
+      // network change broke with the old network: neither is evidence against the origin.
+      if (event.type === 'attempt-failed' && event.cutByBudget !== true && event.acrossChange !== true) {
         const { failure } = event;
         monitor.report({
           type: 'attempt.failed',
@@ -409,6 +421,7 @@ function createClient(
         retryAfterMs: failure?.retryAfterMs,
         delayMs: event.type === 'retry-scheduled' ? event.delayMs : undefined,
         reason: event.type === 'attempt-failed' && event.cutByBudget ? 'budget-exhausted' : undefined,
+        acrossChange: event.type === 'attempt-failed' ? event.acrossChange : undefined,
       });
     };
     return { emit, onEmitted };

@@ -36,6 +36,11 @@ export interface DecisionEvent {
   retryAfterMs?: number | undefined;
   /** Why a request failed or was deferred, or why an outbox entry was dead-lettered. */
   reason?: FailReason | 'durable' | DeadReason | undefined;
+  /**
+   * `attempt-failed`: the network changed (the hint `changed`) while the attempt was in flight, so its failure
+   * was not counted against the origin (docs/connectivity.md).
+   */
+  acrossChange?: true | undefined;
   /** `succeeded` from the cache: the response may be old (`lifetime: 'cached'`). */
   stale?: boolean | undefined;
   /** `outbox-changed`: what changed (`entry-sent`, `entry-retry-scheduled`, `entry-dead-lettered`, ...). */

@@ -15,6 +15,7 @@ import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Policy } from '../policy/policy.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
+import { probeAcrossChange } from './probe-across-change.js';
 
 const originHealthDefinition = { table: originHealthTable, logic: originHealthLogic };
 
@@ -39,7 +40,8 @@ export interface HealthMonitor {
 
 /**
  * Runs the origin set's `originHealthMachine`: the one place that creates it. Feeds it connectivity hints,
- * provides the probe, and reads its snapshot to choose origins.
+ * provides the probe (sent again at once when the network changes under it, so that a socket of the old network
+ * does not fail it), and reads its snapshot to choose origins.
  */
 export function createHealthMonitor(options: {
   origins: readonly HealthOrigin[];
@@ -51,6 +53,7 @@ export function createHealthMonitor(options: {
   runner: MachineRunner;
 }): HealthMonitor {
   const { clock, connectivity } = options;
+  const probes = probeAcrossChange(options.probe);
   const state = () => healthStateOf(machine.value);
   const choose = (write: boolean) => selectOrigin(machine.context, state(), write, clock.now());
   const machine: MachineRun<OriginHealthContext> = options.runner.start(originHealthDefinition, {
@@ -61,14 +64,15 @@ export function createHealthMonitor(options: {
       online: connectivity?.current() !== 'offline',
     },
     clock,
-    actors: { probe: options.probe },
+    actors: { probe: probes.probe },
     onEmit: (event) => {
       if (event.type === 'health-changed') options.onChange?.(event as HealthChanged, choose(false));
     },
   });
+  // The client subscribed first, so on `changed` the transport's pool is already dropped when a probe is resent.
   const unsubscribe = connectivity?.subscribe((hint) => {
-    if (hint !== 'changed')
-      machine.send({ type: 'connectivity.changed', online: hint === 'online', at: clock.now() });
+    if (hint === 'changed') probes.changed();
+    else machine.send({ type: 'connectivity.changed', online: hint === 'online', at: clock.now() });
   });
 
   return {

@@ -39,8 +39,12 @@ export interface RunningRequest {
   readonly done: Promise<RequestMachineOutput>;
   /** Ends the request at once as `failed` / `cancelled`; aborts what is in flight. */
   cancel(): void;
-  /** Passes on a connectivity hint (CONTRACT rule 6): offline stops further attempts, online allows them. */
-  connectivity(state: 'online' | 'offline'): void;
+  /**
+   * Passes on a connectivity hint (CONTRACT rule 6): offline stops further attempts, online allows them;
+   * `changed` (at the clock's `at`) ends a read's attempt in flight and sends it again at once, and keeps any
+   * attempt in flight across it from counting against its origin (docs/connectivity.md).
+   */
+  connectivity(hint: 'online' | 'offline' | 'changed', at: number): void;
 }
 
 export interface RequestDriver {
@@ -101,8 +105,10 @@ class Running implements RunningRequest {
     this.machine.send(CANCEL);
   }
 
-  connectivity(state: 'online' | 'offline'): void {
-    this.machine.send(state === 'online' ? ONLINE : OFFLINE);
+  connectivity(hint: 'online' | 'offline' | 'changed', at: number): void {
+    this.machine.send(
+      hint === 'changed' ? { type: 'connectivity.changed', at } : hint === 'online' ? ONLINE : OFFLINE,
+    );
   }
 
   end(end: LeanEnd): void {

@@ -13,6 +13,7 @@ import {
   type PinCheck,
 } from './certificate-pins.js';
 import { bufferedResponse, isRepresentableStatus } from './buffered-response.js';
+import { dropPooledSockets } from './drop-pooled-sockets.js';
 import {
   abortedResult,
   errorResult,
@@ -70,7 +71,9 @@ type Stage = 'connecting' | 'handshaking' | 'sending' | 'sent' | 'receiving';
  * arrived). The body is read whole within the attempt. Node only: import it from `failwise/node`.
  *
  * When `send` resolves, its connect timer is cleared and a failed attempt's socket is destroyed; a
- * successful one goes back to the keep-alive pool, which `close()` empties.
+ * successful one goes back to the keep-alive pool, which `close()` empties. `reset()` (called by the client on
+ * the connectivity hint `changed`) empties the pool without cutting attempts in flight: their sockets are
+ * destroyed when they end instead of going back to it.
  *
  * It checks certificate pins (`request.pins`, from `origins[].pins`): a connection is used for a pinned
  * request only once a certificate of its presented chain matched one of the pins, before any byte of
@@ -114,6 +117,18 @@ export function nodeHttpTransport(options: NodeHttpTransportOptions = {}): Trans
       ownHttpAgent = undefined;
       ownHttpsAgent = undefined;
       ownPinnedAgent = undefined;
+    },
+    // The network changed: no later attempt may reuse a socket of the old one. App-given agents are emptied too
+    // (their sockets are just as stale), never destroyed.
+    reset: () => {
+      const agents = [
+        ownHttpAgent,
+        ownHttpsAgent,
+        ownPinnedAgent,
+        options.agents?.http,
+        options.agents?.https,
+      ];
+      for (const agent of agents) if (agent !== undefined) dropPooledSockets(agent);
     },
   };
 }

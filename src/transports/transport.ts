@@ -47,4 +47,10 @@ export interface Transport {
   readonly checksPins?: boolean;
   /** Releases pooled connections; `client.close()` calls it. */
   close?(): void | Promise<void>;
+  /**
+   * Drops pooled connections because the network changed (the connectivity hint `changed`): idle ones at once,
+   * ones in use once their attempt ends, so no later attempt goes over a socket of the old network. Attempts in
+   * flight are not cut by it. The transport stays usable. A transport without a pool leaves it out.
+   */
+  reset?(): void;
 }

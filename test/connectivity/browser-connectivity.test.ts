@@ -90,6 +90,24 @@ describe('browserConnectivity', () => {
   });
 
   describe('subscribe()', () => {
+    it('hints changed only when the connection type changes, where the browser reports one', () => {
+      const target = new FakeWindow({ connection: true });
+      const connection = Object.assign(target.navigator.connection!, { type: 'wifi' });
+      const source = browserConnectivity({ target });
+      const hints: ConnectivityHint[] = [];
+      source.subscribe((hint) => hints.push(hint));
+
+      // Chromium fires change when its bandwidth or latency estimate moves: the same Wi-Fi, not a new network.
+      target.switchNetwork();
+      connection.type = 'cellular';
+      target.switchNetwork();
+      target.switchNetwork();
+      connection.type = 'wifi';
+      target.switchNetwork();
+
+      expect(hints).toEqual(['changed', 'changed']);
+    });
+
     it('hints offline and online from the window events, and changed from navigator.connection', () => {
       const target = new FakeWindow({ connection: true });
       const source = browserConnectivity({ target });

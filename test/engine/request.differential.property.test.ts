@@ -91,7 +91,12 @@ const stimulusArb = fc.oneof(
     weight: 1,
     arbitrary: fc.record({
       kind: fc.constant('send' as const),
-      type: fc.constantFrom('request.cancel', 'connectivity.offline', 'connectivity.online'),
+      type: fc.constantFrom(
+        'request.cancel',
+        'connectivity.offline',
+        'connectivity.online',
+        'connectivity.changed',
+      ),
     }),
   },
 );
@@ -206,8 +211,9 @@ export async function runRequestDifferential(
       await a.clock.increment(s.ms);
       await b.clock.increment(s.ms);
     } else {
-      a.send({ type: s.type });
-      b.send({ type: s.type });
+      // A network change is dated by the clock (both sides' clocks read the same).
+      a.send({ type: s.type, at: a.clock.now() } as { type: string });
+      b.send({ type: s.type, at: b.clock.now() } as { type: string });
     }
     await settle(a, b);
     expectSame(mut, a, b, `step ${step} (${JSON.stringify(s)})`);
@@ -241,6 +247,7 @@ describeDifferential({
   mutants: [
     ['a guard inverted (isSuccess)', { table: invertGuard(requestTable, 'isSuccess') }],
     ['a guard inverted (isSafeToReplay)', { table: invertGuard(requestTable, 'isSafeToReplay') }],
+    ['a guard inverted (isRead)', { table: invertGuard(requestTable, 'isRead') }],
     ...timerMutants(0),
   ],
 });

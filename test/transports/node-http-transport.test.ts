@@ -6,6 +6,7 @@
  * Node's http module refuses before sending. DNS failures come from an injected `lookup`, so no test
  * touches a network resolver. Each test also checks that the transport let go of what it held.
  */
+import * as http from 'node:http';
 import type { LookupFunction } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/clock/clock.js';
@@ -106,6 +107,58 @@ describe('nodeHttpTransport', { timeout: 5_000 }, () => {
     await server.waitForNoSockets();
     expectResponse(await made.send(attempt(server.url)));
     expect(server.sockets).toHaveLength(2);
+  });
+
+  describe('reset() (the network changed)', () => {
+    it('destroys the pooled keep-alive socket, so the next attempt opens a new connection', async () => {
+      const server = await serve(({ res }) => res.end('ok'));
+      const made = transport();
+      expectResponse(await made.send(attempt(server.url)));
+      made.reset?.();
+      await server.waitForNoSockets();
+      expectResponse(await made.send(attempt(server.url)));
+      expect(server.sockets).toHaveLength(2);
+    });
+
+    it('lets an attempt in flight finish on its socket, then destroys that socket instead of pooling it', async () => {
+      let answer: (() => void) | undefined;
+      // The write is answered when the test says; every other request at once.
+      const server = await serve(({ req, res }) => {
+        if (req.method === 'POST') answer = () => res.end('written');
+        else res.end('ok');
+      });
+      const made = transport();
+      const sending = made.send(attempt(server.url, { method: 'POST', body: 'order' }));
+      await server.nextRequest();
+      made.reset?.();
+      answer?.();
+      expect(await expectResponse(await sending).text()).toBe('written');
+      await server.waitForNoSockets();
+      expectResponse(await made.send(attempt(server.url)));
+      expect(server.sockets).toHaveLength(2);
+    });
+
+    it('empties an app-given agent without destroying it', async () => {
+      const server = await serve(({ res }) => res.end('ok'));
+      const agent = new http.Agent({ keepAlive: true });
+      const made = transport({ agents: { http: agent } });
+      expectResponse(await made.send(attempt(server.url)));
+      made.reset?.();
+      await server.waitForNoSockets();
+      expectResponse(await made.send(attempt(server.url)));
+      // The agent still pools: a second attempt after the reset reuses the new connection.
+      expectResponse(await made.send(attempt(server.url)));
+      expect(server.sockets).toHaveLength(2);
+      agent.destroy();
+    });
+
+    it('does nothing before the first attempt', async () => {
+      const server = await serve(({ res }) => res.end('ok'));
+      const made = transport();
+      made.reset?.();
+      expectResponse(await made.send(attempt(server.url)));
+      expect(server.sockets).toHaveLength(1);
+    });
   });
 
   it('resolves host names with the given lookup', async () => {

@@ -2,16 +2,18 @@ import type { DrillScenario } from '../drill-scenario.js';
 import { cachedReadOutage } from './cached-read-outage.js';
 import { failoverFailback } from './failover-failback.js';
 import { flappingPrimary } from './flapping-primary.js';
+import { networkHandover } from './network-handover.js';
 import { offlineDuringSync } from './offline-during-sync.js';
 import { offlineInFlight } from './offline-in-flight.js';
 import { readsOnlyBackupWrite } from './reads-only-backup-write.js';
 
 /**
- * Failures of the origin set and of connectivity: offline moments, failover and failback, flapping,
+ * Failures of the origin set and of connectivity: offline moments, a network switch, failover and failback, flapping,
  * reading from the cache while the origin is down.
  */
 export const originScenarios: readonly DrillScenario[] = [
   offlineInFlight,
+  networkHandover,
   offlineDuringSync,
   failoverFailback,
   flappingPrimary,
