@@ -333,8 +333,9 @@ function createClient(
     headers: Record<string, string>,
     authGeneration: number | undefined,
   ): Promise<AttemptOutput> {
-    if (input.idempotencyKey !== undefined)
-      headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
+    // The key comes from the runtime's own copy of the request: the machine knows only that there is one.
+    if (prepared.idempotencyKey !== undefined)
+      headers[policy.idempotency.header.toLowerCase()] = prepared.idempotencyKey;
     if (policy.attemptHeader) {
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
@@ -440,7 +441,7 @@ function createClient(
           method: prepared.method,
           origins: originIds,
           write: prepared.write,
-          idempotencyKey: prepared.idempotencyKey,
+          hasIdempotencyKey: prepared.idempotencyKey !== undefined,
           policy: inspectable(runPolicy),
           budgetMs: prepared.deadlineMs ?? runPolicy.budgetMs,
           startedAt: clock.now(),

@@ -119,7 +119,7 @@ describe('requestMachine with deferrable (durable) input', () => {
       },
     });
     const actor = createActor(machine, {
-      input: input({ deferrable: true, write: true, idempotencyKey: 'k' }),
+      input: input({ deferrable: true, write: true, hasIdempotencyKey: true }),
       clock,
     }).start();
     await clock.runAll();
