@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { InspectionEvent } from 'xstate';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
+import { definePolicy } from '../../src/policy/define-policy.js';
 import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
 import { withInspector } from '../../src/runtime/xstate-runner.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
@@ -232,5 +233,27 @@ describe('inspection and secrets (CONTRACT rule 9)', () => {
     // What the machines hold instead: whether there is a key, and the entries' ids.
     expect(all).toContain('"hasIdempotencyKey":true');
     expect(all).toContain('left-1');
+  });
+
+  it('keeps the whole policy in the machines, as it holds numbers, statuses, enumerations and header names only', () => {
+    // docs/design.md "What the machines hold": a function, a path or a header value added to the policy would
+    // reach every inspector; this lists every leaf so that such an addition is decided, not slipped in.
+    const leaves: string[] = [];
+    const walk = (value: unknown, path: string) => {
+      if (Array.isArray(value)) value.forEach((item, i) => walk(item, `${path}[${i}]`));
+      else if (typeof value === 'object' && value !== null)
+        for (const [key, inner] of Object.entries(value)) walk(inner, `${path}.${key}`);
+      else leaves.push(`${path}: ${typeof value}`);
+    };
+    walk(definePolicy({ attemptHeader: 'X-Attempt' }), 'policy');
+    const strings = leaves.filter((leaf) => leaf.endsWith(': string'));
+    expect(strings).toEqual([
+      'policy.backoff.jitter: string',
+      'policy.idempotency.header: string',
+      'policy.attemptHeader: string',
+      'policy.durable.backoff: string',
+      'policy.durable.order: string',
+    ]);
+    expect(leaves.filter((leaf) => !/: (number|string)$/.test(leaf))).toEqual([]);
   });
 });
