@@ -12,7 +12,32 @@ export type {
 } from './runtime/client-options.js';
 export type { FailoverRequest } from './runtime/prepare-request.js';
 export type { AuthProvider } from './runtime/auth-coordinator.js';
-export type { DecisionEvent, DecisionEventType } from './runtime/decision-events.js';
+export type {
+  DecisionEvent,
+  DecisionEventType,
+  RequestEvent,
+  RequestEventFields,
+  AttemptFields,
+  FailureFields,
+  AttemptStartedEvent,
+  AttemptFailedEvent,
+  RetryScheduledEvent,
+  SucceededEvent,
+  FailedEvent,
+  DeferredEvent,
+  HealthChangedEvent,
+  OutboxChangedEvent,
+  OutboxChange,
+  OutboxEntryFields,
+  OutboxSizeChangedEvent,
+  OutboxEntrySentEvent,
+  OutboxEntryRetryScheduledEvent,
+  OutboxEntryDeadLetteredEvent,
+  OutboxEntryRevivedEvent,
+} from './runtime/decision-events.js';
+// Left out on purpose: DraftOf, DecisionEventDraft, RequestEventDetails and EmitRequestEvent (how the client
+// builds events, before redaction), and WithheldError (only an inspected client's machines see it).
+export type { HealthState } from '../machines/origin-health/origin-health.types.js';
 export type { HealthSnapshot } from './runtime/health-monitor.js';
 export type { HealthCriterion } from './policy/health-evidence.js';
 

@@ -36,6 +36,7 @@ export type {
 } from '../machines/origin-health/origin-health.types.js';
 export { outboxMachine } from '../machines/outbox/outbox.machine.js';
 export { commitEntryActor, sendEntryActor } from '../machines/outbox/outbox.actors.js';
+export { entryRecordOf } from '../machines/outbox/entry-record.js';
 export type { CommitOutcome, OutboxActorOptions } from '../machines/outbox/outbox.actors.js';
 export type {
   AcquireLeaseInput,

@@ -1,3 +1,4 @@
+import { errorNameOf } from '../../src/policy/error-name.js';
 import type { CommitOutcome } from './outbox.actors.js';
 import type { CommitEntryInput, OutboxMachineEvent, SendEntryInput, SendResult } from './outbox.types.js';
 
@@ -17,7 +18,7 @@ export function sendEntryReply(
   if (outcome.ok && outcome.value === 'missing') return { type: 'entry.missing', id: input.id };
   if (outcome.ok && outcome.value === 'skipped') return { type: 'send.skipped', id: input.id };
   if (outcome.ok) return { type: 'send.ended', id: input.id, result: outcome.value as SendResult };
-  const name = outcome.error instanceof Error ? outcome.error.name : typeof outcome.error;
+  const name = errorNameOf(outcome.error);
   return {
     type: 'send.ended',
     id: input.id,
@@ -40,7 +41,9 @@ export function commitEntryReply(
   input: CommitEntryInput,
   outcome: Settled<CommitOutcome>,
 ): OutboxMachineEvent {
-  if (!outcome.ok) return { type: 'commit.failed', id: input.id, error: outcome.error };
+  // By name only: a store's error may quote the row it was writing (CONTRACT rule 9).
+  if (!outcome.ok)
+    return { type: 'commit.failed', id: input.id, error: { name: errorNameOf(outcome.error) } };
   if (outcome.value.status === 'missing') return { type: 'entry.missing', id: input.id };
   return {
     type: 'commit.succeeded',

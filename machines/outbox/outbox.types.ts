@@ -3,9 +3,10 @@ import type { Failure, FailureClass } from '../../src/policy/failure.js';
 import type { Policy } from '../../src/policy/policy.js';
 
 /**
- * The fields of a stored outbox entry that the scheduler reads. A store's `OutboxEntry` has all of them, so
- * the runtime passes it as is; the machine copies only these (never the request: no path, header or body
- * ever reaches its context, its snapshots or the inspector).
+ * The fields of a stored outbox entry that the scheduler reads. A store's `OutboxEntry` has all of them; the
+ * runtime passes a copy of only these (`entryRecordOf`, machines/outbox/entry-record.ts) in `outbox.enqueued`,
+ * `loadEntries`' output and `commit.succeeded`, so no path, query, header, body or idempotency key ever reaches
+ * the machine's events, context, snapshots or the inspector.
  */
 export interface OutboxEntryRecord {
   id: string;
@@ -190,8 +191,11 @@ export type OutboxMachineEvent =
    * store's entry was not what the machine expected (another runner moved it on): the machine takes it.
    */
   | { type: 'commit.succeeded'; id: string; stored?: OutboxEntryRecord | undefined; at?: number | undefined }
-  /** From `commitEntry`: the write failed; the store keeps the entry as it was. */
-  | { type: 'commit.failed'; id: string; error: unknown; at?: number | undefined }
+  /**
+   * From `commitEntry`: the write failed; the store keeps the entry as it was. The error by name only: a store's
+   * message or fields may quote the row it was writing.
+   */
+  | { type: 'commit.failed'; id: string; error: { name: string }; at?: number | undefined }
   /**
    * From `sendEntry`: the send did not start (the device went offline just before). The store counts the attempt
    * already; the next send uses it.

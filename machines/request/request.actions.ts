@@ -1,5 +1,6 @@
 import { classifyResult, cancelledFailure, timeoutFailure } from '../../src/policy/classify-failure.js';
 import { nextBackoff } from '../../src/policy/backoff.js';
+import { errorNameOf } from '../../src/policy/error-name.js';
 import { planRetryWait, timeLeftMs } from '../../src/policy/budget.js';
 import type { Failure, FailReason } from '../../src/policy/failure.js';
 import type {
@@ -25,7 +26,7 @@ export function initialContext(input: RequestMachineInput): RequestMachineContex
     method: input.method,
     origins: input.origins,
     write: input.write,
-    idempotencyKey: input.idempotencyKey,
+    hasIdempotencyKey: input.hasIdempotencyKey ?? false,
     policy: input.policy,
     budgetMs: input.budgetMs,
     startedAt: input.startedAt,
@@ -131,7 +132,7 @@ export function recordAttemptTimeout({ context }: Args): Changes {
 
 /** A transport that throws breaks its contract; what it sent is unknown, so a write is not replayed blindly. */
 export function recordTransportCrash({ context }: Args, { error }: { error: unknown }): Changes {
-  const name = error instanceof Error ? error.name : typeof error;
+  const name = errorNameOf(error);
   return recordFailure(
     context,
     {

@@ -40,7 +40,7 @@ export const requestGuards = {
     return (
       failure !== undefined &&
       (isRetryableFailure(failure, context.policy, {
-        hasIdempotencyKey: context.idempotencyKey !== undefined,
+        hasIdempotencyKey: context.hasIdempotencyKey,
       }) ||
         (failure.class === 'tls' && context.origins.length > 1))
     );
@@ -51,7 +51,7 @@ export const requestGuards = {
     return (
       failure === undefined ||
       context.replayCleared ||
-      mayReplay(failure, { write: context.write, hasIdempotencyKey: context.idempotencyKey !== undefined })
+      mayReplay(failure, { write: context.write, hasIdempotencyKey: context.hasIdempotencyKey })
     );
   },
   canReconcile: ({ context }: GuardArgs) => context.canReconcile,

@@ -32,7 +32,6 @@ export const requestInputs = {
     attemptsMax: context.policy.attempts.max,
     attemptsLeft: context.policy.attempts.max - context.attempts + 1,
     timeoutMs: attemptTimeoutMs(context),
-    idempotencyKey: context.idempotencyKey,
   }),
   claimRetry: ({ context }: Args): ClaimRetryInput => ({
     requestId: context.requestId,

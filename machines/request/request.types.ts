@@ -17,8 +17,12 @@ export interface RequestMachineInput {
   origins: readonly string[];
   /** Decided by the runtime with `isWrite(method, request.idempotent)`: a write is never replayed unsafely. */
   write: boolean;
-  /** A write with a key may be replayed; the runtime sends it as the policy's idempotency header. */
-  idempotencyKey?: string | undefined;
+  /**
+   * The request carries an idempotency key, so a write may be replayed. The machine needs only this: the key
+   * itself stays with whoever sends the attempt (the runtime adds it as the policy's idempotency header), so
+   * that no snapshot, event or inspector shows it. @default false
+   */
+  hasIdempotencyKey?: boolean | undefined;
   policy: Policy;
   /** This request's time budget (`deadlineMs` or `policy.budgetMs`). */
   budgetMs: number;
@@ -45,7 +49,6 @@ export interface AttemptInput {
   attemptsMax: number;
   /** How many attempts this call may make in all, the transport's own retries included. */
   attemptsLeft: number;
-  idempotencyKey?: string | undefined;
   timeoutMs: number;
 }
 
@@ -111,7 +114,8 @@ export interface RequestMachineContext {
   method: string;
   origins: readonly string[];
   write: boolean;
-  idempotencyKey?: string | undefined;
+  /** Whether the request has an idempotency key; never the key (see `RequestMachineInput`). */
+  hasIdempotencyKey: boolean;
   policy: Policy;
   budgetMs: number;
   startedAt: number;

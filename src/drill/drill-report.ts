@@ -57,9 +57,8 @@ export interface TimelineServed {
   probe: boolean;
 }
 
-export interface TimelineEvent extends DecisionEvent {
-  at: number;
-}
+/** A decision event, stamped with the drill's simulated time. */
+export type TimelineEvent = DecisionEvent & { at: number };
 
 export interface ScenarioTimeline {
   /** Simulated time the scenario covered. */

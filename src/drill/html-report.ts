@@ -146,8 +146,29 @@ ${renderEvents(scenario.timeline.events)}
 </section>`;
 }
 
+/** The columns of the events table: each kind of event fills those it has (DecisionEvent is a union). */
+type EventCells = Partial<
+  Record<
+    | 'requestId'
+    | 'entryId'
+    | 'origin'
+    | 'attempt'
+    | 'failureClass'
+    | 'status'
+    | 'delayMs'
+    | 'retryAfterMs'
+    | 'reason'
+    | 'change'
+    | 'from'
+    | 'to'
+    | 'criterion',
+    string | number
+  >
+> & { at: number; type: string };
+
 function renderEvents(events: readonly TimelineEvent[]): string {
-  const rows = events.map((event) => {
+  const rows = events.map((timelineEvent) => {
+    const event = timelineEvent as EventCells;
     const delay =
       event.delayMs === undefined
         ? ''
@@ -158,7 +179,8 @@ function renderEvents(events: readonly TimelineEvent[]): string {
         : `${esc(event.from)} → ${esc(event.to)}${event.criterion === undefined ? '' : ` <span class="sub">(${esc(event.criterion)})</span>`}`;
     const reason = [event.reason, event.change].filter((part) => part !== undefined).join(' ');
     // `</td>` is optional in HTML; leaving it out halves a table that runs to hundreds of rows.
-    const cells = [event.at, event.type, event.requestId, event.origin, event.attempt, event.failureClass]
+    const request = event.requestId ?? event.entryId;
+    const cells = [event.at, event.type, request, event.origin, event.attempt, event.failureClass]
       .concat([event.status, delay, reason])
       .map((cell) => `<td>${esc(cell)}`);
     return `<tr data-kind="event">${cells.join('')}<td>${moved}</tr>`;

@@ -72,7 +72,7 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
   const firstOrigin =
     events.find((event) => event.type === 'attempt-started')?.origin ?? recording.origins[0]?.id ?? '';
   for (const event of events) {
-    const key = `${event.requestId}#${event.attempt}`;
+    const key = 'requestId' in event ? `${event.requestId}#${event.attempt}` : '';
     switch (event.type) {
       case 'attempt-started': {
         const attempt: TimelineAttempt = {
@@ -99,7 +99,7 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
         attempt.result =
           event.type === 'succeeded'
             ? 'ok'
-            : `${event.failureClass ?? event.reason ?? 'failed'}${event.status === undefined ? '' : ` ${event.status}`}`;
+            : `${event.failureClass ?? event.reason ?? 'failed'}${'status' in event && event.status !== undefined ? ` ${event.status}` : ''}`;
         break;
       }
       case 'retry-scheduled':
@@ -114,9 +114,9 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
       case 'health-changed': {
         const last = health.at(-1);
         if (last) last.to = event.at;
-        else
-          health.push({ state: event.from ?? 'healthy', activeOrigin: firstOrigin, from: 0, to: event.at });
-        health.push({ state: event.to ?? '?', activeOrigin: event.origin, from: event.at, to: durationMs });
+        else health.push({ state: event.from, activeOrigin: firstOrigin, from: 0, to: event.at });
+        // No origin can take traffic: the band names none.
+        health.push({ state: event.to, activeOrigin: event.origin ?? '', from: event.at, to: durationMs });
         break;
       }
       default:

@@ -21,7 +21,7 @@ import type { ClientOutbox, DurableStart } from './durable-work.js';
 import { lazyPart } from './lazy-part.js';
 import { closedError } from '../stores/closed-error.js';
 import type { FailoverClientOptions } from './client-options.js';
-import type { DecisionEvent } from './decision-events.js';
+import type { DecisionEventDraft, EmitRequestEvent } from './decision-events.js';
 import {
   CREDENTIAL_HEADERS,
   prepareRequest,
@@ -66,13 +66,7 @@ interface InFlight {
   running?: RunningRequest;
 }
 
-type Emit = (
-  type: DecisionEvent['type'],
-  originId: string | undefined,
-  attempt: number,
-  details?: Partial<DecisionEvent>,
-) => void;
-const ignoreEvent: Emit = () => undefined;
+const ignoreEvent: EmitRequestEvent = () => undefined;
 
 /**
  * Creates a client that runs every request through the request machine. Throws `PolicyError`
@@ -110,7 +104,7 @@ function createClient(
   const originOf = (id: string) => originsById.get(id)!;
   const stamp = <T extends object>(value: T) => ({ ...value, at: clock.now() });
   /** Calls `onEvent` with a redacted event; an observer that throws cannot change what failwise does. */
-  const notify = (event: DecisionEvent) => {
+  const notify = (event: DecisionEventDraft) => {
     try {
       onEvent?.(redactEvent(event));
     } catch {
@@ -144,16 +138,11 @@ function createClient(
     onChange: (change, active) =>
       notify({
         type: 'health-changed',
-        requestId: '',
-        method: '',
-        path: '',
-        origin: active ?? '',
-        host: (active && originOf(active).host) ?? '',
-        attempt: 0,
-        elapsedMs: 0,
         from: change.from,
         to: change.to,
         criterion: change.criterion,
+        origin: active,
+        host: active && originOf(active).host,
       }),
   });
 
@@ -344,8 +333,9 @@ function createClient(
     headers: Record<string, string>,
     authGeneration: number | undefined,
   ): Promise<AttemptOutput> {
-    if (input.idempotencyKey !== undefined)
-      headers[policy.idempotency.header.toLowerCase()] = input.idempotencyKey;
+    // The key comes from the runtime's own copy of the request: the machine knows only that there is one.
+    if (prepared.idempotencyKey !== undefined)
+      headers[policy.idempotency.header.toLowerCase()] = prepared.idempotencyKey;
     if (policy.attemptHeader) {
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
@@ -366,27 +356,23 @@ function createClient(
   /** Decision events of one request (or one send of an outbox entry), redacted (src/runtime/redact.ts). */
   function eventsOf(requestId: string, prepared: PreparedRequest, startedAt: number) {
     // Without an observer there is no one to build decision events for: one shared no-op, no closure per request.
-    const emit: Emit =
+    const emit: EmitRequestEvent =
       onEvent === undefined
         ? ignoreEvent
-        : (
-            type: DecisionEvent['type'],
-            originId: string | undefined,
-            attempt: number,
-            details: Partial<DecisionEvent> = {},
-          ) => {
+        : (type, originId, attempt, details) => {
             const origin = originsById.get(originId ?? '');
+            // The fields of `type` come typed from the caller; the request's own are the same for every type.
             notify({
               ...details,
               type,
               requestId,
               method: prepared.method,
               path: prepared.path,
-              origin: origin?.id ?? '',
-              host: origin?.host ?? '',
+              origin: origin?.id,
+              host: origin?.host,
               attempt,
               elapsedMs: clock.now() - startedAt,
-            });
+            } as DecisionEventDraft);
           };
     const onEmitted = (event: RequestMachineEmitted) => {
       // Every attempt's outcome feeds the origin set's health; a success is not a decision event.
@@ -413,16 +399,22 @@ function createClient(
         });
       }
       if (onEvent === undefined) return;
-      const failure = event.type === 'attempt-started' ? undefined : event.failure;
-      emit(event.type, event.origin, event.attempt, {
-        failureClass: failure?.class,
-        requestSent: failure?.requestSent,
-        status: failure?.status,
-        retryAfterMs: failure?.retryAfterMs,
-        delayMs: event.type === 'retry-scheduled' ? event.delayMs : undefined,
-        reason: event.type === 'attempt-failed' && event.cutByBudget ? 'budget-exhausted' : undefined,
-        acrossChange: event.type === 'attempt-failed' ? event.acrossChange : undefined,
-      });
+      if (event.type === 'attempt-started') return emit(event.type, event.origin, event.attempt, {});
+      const { failure } = event;
+      const failed = {
+        failureClass: failure.class,
+        requestSent: failure.requestSent,
+        status: failure.status,
+        retryAfterMs: failure.retryAfterMs,
+      };
+      if (event.type === 'retry-scheduled')
+        emit(event.type, event.origin, event.attempt, { ...failed, delayMs: event.delayMs });
+      else
+        emit(event.type, event.origin, event.attempt, {
+          ...failed,
+          reason: event.cutByBudget ? 'budget-exhausted' : undefined,
+          acrossChange: event.acrossChange,
+        });
     };
     return { emit, onEmitted };
   }
@@ -454,7 +446,7 @@ function createClient(
           method: prepared.method,
           origins: originIds,
           write: prepared.write,
-          idempotencyKey: prepared.idempotencyKey,
+          hasIdempotencyKey: prepared.idempotencyKey !== undefined,
           policy: inspectable(runPolicy),
           budgetMs: prepared.deadlineMs ?? runPolicy.budgetMs,
           startedAt: clock.now(),
@@ -502,10 +494,12 @@ function createClient(
       return Promise.resolve({ status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 });
     }
     return run(prepared, requestId, policy, prepared.signal, onEmitted).then((output) => {
-      emit(output.status, output.origin, output.attempts, {
-        reason: output.status === 'failed' ? output.reason : undefined,
-        failureClass: output.status === 'failed' ? output.failure?.class : undefined,
-      });
+      if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts, {});
+      else
+        emit('failed', output.origin, output.attempts, {
+          reason: output.reason,
+          failureClass: output.failure?.class,
+        });
       return { ...output, elapsedMs: clock.now() - startedAt };
     });
   }

@@ -8,7 +8,8 @@ import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import { memoryStore } from '../stores/memory-store.js';
-import type { DecisionEvent } from './decision-events.js';
+import type { DecisionEventDraft, EmitRequestEvent } from './decision-events.js';
+import { outboxDecisionEvent } from './outbox-decision-event.js';
 import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
 import { isMendable } from '../policy/mendable.js';
 import { createOutboxRunner } from './outbox-runner.js';
@@ -60,12 +61,7 @@ type EventsOf = (
   prepared: PreparedRequest,
   startedAt: number,
 ) => {
-  emit: (
-    type: DecisionEvent['type'],
-    originId: string | undefined,
-    attempt: number,
-    details?: Partial<DecisionEvent>,
-  ) => void;
+  emit: EmitRequestEvent;
   onEmitted: (event: RequestMachineEmitted) => void;
 };
 
@@ -87,7 +83,7 @@ export function createDurableWork(deps: {
   isOffline: () => boolean;
   /** The primary origin's id, for a failure that ended a send before any attempt. */
   primary: string;
-  notify: (event: DecisionEvent) => void;
+  notify: (event: DecisionEventDraft) => void;
   eventsOf: EventsOf;
   run: (
     prepared: PreparedRequest,
@@ -112,28 +108,13 @@ export function createDurableWork(deps: {
     owner: deps.owner,
     send: (entry, signal) => sendEntry(entry, signal),
     onEmitted: (event) => {
-      if (event.type === 'outbox-store-failed') return;
       // The size is told when it changes (not, say, when an empty store has been read at start).
       if (event.type === 'outbox-changed') {
         if (event.size === outboxSize) return;
         outboxSize = event.size;
       }
-      const id = 'id' in event ? event.id : '';
-      notify({
-        type: 'outbox-changed',
-        requestId: id,
-        method: '',
-        path: '',
-        origin: '',
-        host: '',
-        attempt: 'attempts' in event ? event.attempts : 0,
-        elapsedMs: 0,
-        change: event.type,
-        size: event.type === 'outbox-changed' ? event.size : undefined,
-        delayMs: event.type === 'entry-retry-scheduled' ? event.delayMs : undefined,
-        failureClass: 'failureClass' in event ? event.failureClass : undefined,
-        reason: event.type === 'entry-dead-lettered' ? event.reason : undefined,
-      });
+      const decision = outboxDecisionEvent(event);
+      if (decision) notify(decision);
     },
   });
 
@@ -146,8 +127,9 @@ export function createDurableWork(deps: {
   async function requestDurable(prepared: PreparedRequest, start: DurableStart): Promise<Outcome> {
     const { entryId, startedAt } = start;
     const { emit } = eventsOf(entryId, prepared, startedAt);
-    const deferred = (reason: FailReason | 'durable'): Outcome => {
-      emit('deferred', undefined, 0, { reason });
+    /** Deferred, after the first send's output when it ended with a mendable failure (its origin and attempts). */
+    const deferred = (reason: FailReason | 'durable', after?: RunOutput): Outcome => {
+      emit('deferred', after?.origin, after?.attempts, { reason });
       return { status: 'deferred', entryId, reason };
     };
     let ended: { output: RunOutput; elapsedMs: number } | FailReason | undefined;
@@ -179,7 +161,7 @@ export function createDurableWork(deps: {
       await woken;
       if (typeof ended === 'string') return deferred(ended);
       const { output, elapsedMs } = ended!;
-      if (output.status === 'failed' && isMendable(output.reason)) return deferred(output.reason);
+      if (output.status === 'failed' && isMendable(output.reason)) return deferred(output.reason, output);
       // Succeeded (the outbox removes it; the send announced it), or failed for good (the outbox dead-letters
       // it, for the app to see).
       if (output.status === 'failed')
@@ -210,7 +192,7 @@ export function createDurableWork(deps: {
     const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
     const output = await run(prepared, entry.id, runPolicy, signal, onEmitted);
     sendWaiters.get(entry.id)?.(output);
-    if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts);
+    if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts, {});
     return sendResultOf(output, deps.primary, failures);
   }
 

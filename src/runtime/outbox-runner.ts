@@ -1,4 +1,5 @@
 import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
+import { entryRecordOf } from '../../machines/outbox/entry-record.js';
 import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
 import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
@@ -14,6 +15,7 @@ import type {
 } from '../../machines/outbox/outbox.types.js';
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
+import { errorNameOf } from '../policy/error-name.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
@@ -185,7 +187,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     if (!stored) return { status: 'missing' };
     // A claim applies only to the entry the machine knows: another runner may have sent or counted it since.
     if (commit.op === 'claim' && (stored.status !== 'pending' || stored.attempts !== commit.attempts - 1))
-      return { status: 'stale', stored };
+      return { status: 'stale', stored: entryRecordOf(stored) };
     await tracked(store.update(applyCommit(stored, commit)!));
     return { status: 'committed' };
   };
@@ -199,7 +201,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       entry = await tracked(store.get(id));
     } catch (error) {
       // Nothing was sent; the attempt was counted already, and another one may succeed.
-      const name = error instanceof Error ? error.name : typeof error;
+      const name = errorNameOf(error);
       return {
         result: 'failed',
         failure: {
@@ -228,7 +230,8 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     input: { policy, now: now(), online: online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS },
     clock,
     actors: {
-      loadEntries: async () => ({ entries: await tracked(store.list()), at: now() }),
+      // The machine gets summaries, never the stored requests (their queries, headers, bodies and keys).
+      loadEntries: async () => ({ entries: (await tracked(store.list())).map(entryRecordOf), at: now() }),
       acquireLease: async ({ ttlMs }: AcquireLeaseInput) => ({
         held: await tracked(store.acquireLease(owner, ttlMs, now())),
         at: now(),
@@ -286,7 +289,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       assertOpen('enqueue');
       // Written first (CONTRACT rule 10): the scheduler only hears of entries the store already has.
       await tracked(store.add(entry));
-      if (!closing) machine.send({ type: 'outbox.enqueued', entry, at: now() });
+      if (!closing) machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: now() });
     },
     size: async () => (await store.list()).length,
     list: () => store.list(),

@@ -4,6 +4,7 @@ import { originHealthMachine } from '../../machines/origin-health/origin-health.
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
 import type { LeanStatus } from '../engine/lean-actor.js';
+import { WithheldError } from '../errors/withheld-error.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import type { InspectOption } from './client-options.js';
 
@@ -34,9 +35,14 @@ export function xstateRunner(inspect?: InspectionObserver): MachineRunner {
       if (machine === undefined) throw new Error(`xstateRunner: no machine with id ${definition.table.id}`);
       const actors: Record<string, unknown> = {};
       for (const [name, effect] of Object.entries(options.actors)) {
-        // A promise either way: an effect that answers at once, or throws, settles the promise.
+        // A promise either way: an effect that answers at once, or throws, settles the promise. What it threw
+        // reaches the machine (and so the inspector) by name only.
         actors[name] = fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) =>
-          Promise.resolve().then(() => effect(input, signal)),
+          Promise.resolve()
+            .then(() => effect(input, signal))
+            .catch((error: unknown) => {
+              throw new WithheldError(error);
+            }),
         );
       }
       for (const [name, run] of Object.entries(options.spawned ?? {})) actors[name] = replyingActor(run);

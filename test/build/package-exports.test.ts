@@ -84,7 +84,7 @@ describe('the published package', () => {
       expect(entries['root']?.split(',')).toContain(name);
     }
     expect(entries['machines']).toBe(
-      'commitEntryActor,healthStateOf,originHealthMachine,outboxMachine,requestMachine,selectOrigin,sendEntryActor,withInspector,xstateRunner',
+      'commitEntryActor,entryRecordOf,healthStateOf,originHealthMachine,outboxMachine,requestMachine,selectOrigin,sendEntryActor,withInspector,xstateRunner',
     );
     expect(entries['node']).toBe('nodeHttpTransport,sqliteStore');
     expect(entries['browser']).toBe('browserConnectivity,fetchTransport,indexedDbStore');

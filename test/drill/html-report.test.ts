@@ -75,18 +75,22 @@ const served = (at: number, reply: string, extra: Partial<TimelineServed> = {}):
   ...extra,
 });
 
-const event = (type: DecisionEventType, at: number, extra: Partial<TimelineEvent> = {}): TimelineEvent => ({
-  type,
-  requestId: 'r1',
-  origin: 'primary',
-  host: '127.0.0.1:1',
-  method: 'GET',
-  path: '/v1/items',
-  attempt: 1,
-  elapsedMs: at,
-  at,
-  ...extra,
-});
+/** An event of request r1, or a health change; `extra` may set any field (the renderer shows what is there). */
+const event = (type: DecisionEventType, at: number, extra: Record<string, unknown> = {}): TimelineEvent =>
+  (type === 'health-changed'
+    ? { type, from: 'healthy', to: 'suspect', criterion: 'consecutive-failures', at, ...extra }
+    : {
+        type,
+        requestId: 'r1',
+        origin: 'primary',
+        host: '127.0.0.1:1',
+        method: 'GET',
+        path: '/v1/items',
+        attempt: 1,
+        elapsedMs: at,
+        at,
+        ...extra,
+      }) as TimelineEvent;
 
 /** Passes: a timeout, a backoff wait, a 503 with Retry-After, a failover, probes, an applied write, marks. */
 const failover = scenario('failover', {
@@ -380,18 +384,17 @@ describe('renderHtmlReport', () => {
         },
       ],
       events: [
-        {
-          ...event('health-changed', 600),
-          type: hostile('event.type') as DecisionEventType,
+        event('health-changed', 600, {
+          type: hostile('event.type'),
           requestId: hostile('event.requestId'),
           origin: hostile('event.origin'),
-          reason: hostile('event.reason') as TimelineEvent['reason'],
+          reason: hostile('event.reason'),
           change: hostile('event.change'),
           from: hostile('event.from'),
           to: hostile('event.to'),
-          criterion: hostile('event.criterion') as TimelineEvent['criterion'],
-          failureClass: hostile('event.failureClass') as TimelineEvent['failureClass'],
-        },
+          criterion: hostile('event.criterion'),
+          failureClass: hostile('event.failureClass'),
+        }),
       ],
       marks: [{ at: 500, label: hostile('mark.label') }],
     };

@@ -180,7 +180,7 @@ function makeInput(i: RequestCase): RequestMachineInput {
     method: i.method,
     origins: ORIGINS.slice(0, i.origins),
     write: i.write,
-    idempotencyKey: i.key ? 'key-1' : undefined,
+    hasIdempotencyKey: i.key,
     policy,
     budgetMs: i.deadlineMs ?? policy.budgetMs,
     startedAt: 1_000,

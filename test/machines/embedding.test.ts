@@ -105,6 +105,45 @@ describe('requestMachine embedded without the client', () => {
   });
 });
 
+describe('requestMachine and an idempotency key', () => {
+  it('replays a write that may have been applied when hasIdempotencyKey is set, the app adding its key by requestId', async () => {
+    const clock = simulatedClock();
+    const keys = new Map([['embedded-1', 'key-of-the-app']]);
+    const sent: { input: AttemptInput; headers: Record<string, string> }[] = [];
+    const machine = requestMachine.provide({
+      actors: {
+        transport: fromPromise<AttemptOutput, AttemptInput>(async ({ input }) => {
+          sent.push({ input, headers: { 'idempotency-key': keys.get(input.requestId)! } });
+          return input.attempt === 1
+            ? { kind: 'error', phase: 'response-timeout', message: 'no response' }
+            : { kind: 'response', response: new Response(null, { status: 201 }) };
+        }),
+      },
+    });
+    const write = { method: 'POST', write: true };
+    const withKey = createActor(machine, { input: input({ ...write, hasIdempotencyKey: true }), clock });
+    withKey.start();
+    await clock.runAll();
+    expect(await toPromise(withKey)).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(sent.map((s) => s.headers['idempotency-key'])).toEqual(['key-of-the-app', 'key-of-the-app']);
+    // The machine's attempt input carries no key: the app keeps it.
+    expect(Object.keys(sent[0]!.input).sort()).toEqual([
+      'attempt',
+      'attemptsLeft',
+      'attemptsMax',
+      'origin',
+      'requestId',
+      'timeoutMs',
+    ]);
+    expect(withKey.getSnapshot().context.hasIdempotencyKey).toBe(true);
+
+    const keyless = createActor(machine, { input: input(write), clock });
+    keyless.start();
+    await clock.runAll();
+    expect(await toPromise(keyless)).toMatchObject({ status: 'failed', reason: 'unsafe-to-replay' });
+  });
+});
+
 describe('requestMachine with deferrable (durable) input', () => {
   const run = async (
     result: AttemptOutput,
@@ -119,7 +158,7 @@ describe('requestMachine with deferrable (durable) input', () => {
       },
     });
     const actor = createActor(machine, {
-      input: input({ deferrable: true, write: true, idempotencyKey: 'k' }),
+      input: input({ deferrable: true, write: true, hasIdempotencyKey: true }),
       clock,
     }).start();
     await clock.runAll();

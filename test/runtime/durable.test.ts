@@ -285,10 +285,12 @@ describe('lifetime: durable', () => {
     connectivity.set('online');
     await settled(h, h.client.outbox.flush());
     const changes = h.events.filter((e) => e.type === 'outbox-changed');
-    expect(changes.map((e) => [e.change, e.size])).toEqual([
-      ['outbox-changed', 1],
-      ['entry-sent', undefined],
-      ['outbox-changed', 0],
+    const [entry] = h.transport.calls.map((call) => call.headers['idempotency-key']);
+    expect(entry).toBeDefined();
+    expect(changes).toEqual([
+      { type: 'outbox-changed', change: 'outbox-changed', size: 1 },
+      { type: 'outbox-changed', change: 'entry-sent', entryId: expect.any(String), attempt: 1 },
+      { type: 'outbox-changed', change: 'outbox-changed', size: 0 },
     ]);
     expect(JSON.stringify(h.events)).not.toContain('secret');
   });

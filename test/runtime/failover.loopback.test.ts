@@ -63,11 +63,11 @@ interface TestOrigin {
 }
 
 interface HealthChange {
-  from: string | undefined;
-  to: string | undefined;
-  criterion: string | undefined;
-  /** The origin traffic goes to after the change. */
-  origin: string;
+  from: string;
+  to: string;
+  criterion: string;
+  /** The origin traffic goes to after the change (none when no origin can take it). */
+  origin: string | undefined;
   /** When the event was emitted, on the simulated clock. */
   at: number;
 }

@@ -29,7 +29,12 @@ function changing(script: ScriptedReply[], policy: object = touchyHealth) {
 const attemptLog = (events: readonly DecisionEvent[]) =>
   events
     .filter((event) => event.type !== 'health-changed')
-    .map((event) => [event.type, event.attempt, event.failureClass, event.acrossChange]);
+    .map((event) => [
+      event.type,
+      'attempt' in event ? event.attempt : undefined,
+      'failureClass' in event ? event.failureClass : undefined,
+      'acrossChange' in event ? event.acrossChange : undefined,
+    ]);
 
 describe('a network change', () => {
   it('ends a read in flight and sends it again at once, well before its attempt timeout, on a healthy origin', async () => {

@@ -52,7 +52,9 @@ describe('the client-wide retry budget', () => {
       ...Array(7).fill('retry-budget-exhausted after 1'),
     ]);
     expect(h.transport.calls).toHaveLength(10 + 3 * 2);
-    const failed = h.events.filter((e) => e.type === 'failed' && e.reason === 'retry-budget-exhausted');
+    const failed = h.events
+      .filter((e) => e.type === 'failed')
+      .filter((e) => e.reason === 'retry-budget-exhausted');
     expect(failed).toHaveLength(7);
     // Nothing is waited for: the 7 end when their first attempt does.
     expect(failed.every((e) => e.elapsedMs === 0)).toBe(true);

@@ -82,7 +82,7 @@ export const networkHandover: DrillScenario = {
     const cut = drill.events.find((e) => e.type === 'attempt-failed' && e.path === '/v1/feed');
     drill.expectEqual(
       'its first attempt ends as connection-lost across the change (not held against the primary)',
-      [cut?.failureClass, cut?.acrossChange, cut?.origin],
+      cut?.type === 'attempt-failed' ? [cut.failureClass, cut.acrossChange, cut.origin] : [],
       ['connection-lost', true, 'primary'],
     );
 

@@ -113,7 +113,9 @@ export const offlineDuringSync: DrillScenario = {
     drill.expectEqual(
       'no entry dead-lettered, no health-changed event',
       drill.events.filter(
-        (event) => event.type === 'health-changed' || event.change === 'entry-dead-lettered',
+        (event) =>
+          event.type === 'health-changed' ||
+          (event.type === 'outbox-changed' && event.change === 'entry-dead-lettered'),
       ).length,
       0,
     );

@@ -37,9 +37,9 @@ export const retryStorm: DrillScenario = {
       reasons.filter((reason) => reason === 'retry-budget-exhausted').length,
       READS - retried,
     );
-    const fastEnds = drill.events.filter(
-      (event) => event.type === 'failed' && event.reason === 'retry-budget-exhausted',
-    );
+    const fastEnds = drill.events
+      .filter((event) => event.type === 'failed')
+      .filter((event) => event.reason === 'retry-budget-exhausted');
     drill.check(
       'each of those ended when its first attempt did, with no wait',
       fastEnds.every((event) => event.elapsedMs === 0 && event.attempt === 1),
