@@ -1,4 +1,6 @@
 import { systemClock } from '../clock/system-clock.js';
+import { MachineError } from '../errors/machine-error.js';
+import { StateError } from '../errors/state-error.js';
 import type { Clock } from '../clock/clock.js';
 import { FailwiseError } from '../errors/failwise-error.js';
 import { RequestFailedError } from '../errors/request-failed-error.js';
@@ -289,7 +291,7 @@ function createClient(
           ? Promise.reject(
               method === 'size' || method === 'list'
                 ? closedError('memoryStore.list')
-                : new Error(`failwise outbox: ${method}() was called after close()`),
+                : new StateError(`failwise outbox: ${method}() was called after close()`),
             )
           : Promise.resolve(empty)) as ReturnType<ClientOutbox[K]>;
   const outbox: ClientOutbox = {
@@ -466,7 +468,11 @@ function createClient(
       }
     } catch (error) {
       finish();
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      return Promise.reject(
+        error instanceof Error
+          ? error
+          : new MachineError(`requestMachine: ${String(error)}`, { cause: error }),
+      );
     }
     return entry.running.done.then(
       (output) => (finish(), output as RunOutput),
