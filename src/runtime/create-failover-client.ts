@@ -194,7 +194,6 @@ function createClient(
   // making only interactive requests does not bundle them up front (docs/design.md#bundle-budget). An app's
   // own clock (simulated time) is held at its instant while they load (lazy-part.ts).
   const hold = clock === systemClock ? undefined : clock;
-  const owner = options.outboxOwner ?? ownerName(options.generateIdempotencyKey);
   const durable = lazyPart(
     () =>
       import('./durable-work.js').then(({ createDurableWork }) =>
@@ -204,7 +203,8 @@ function createClient(
           policy: machinePolicy,
           connectivity,
           runner,
-          owner,
+          // Named when durable work loads, not when the client is made (a name never fails: idempotency-keys.ts).
+          owner: options.outboxOwner ?? ownerName(options.generateIdempotencyKey),
           isOffline,
           primary: origins[0]!.id,
           notify,

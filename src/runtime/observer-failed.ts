@@ -24,7 +24,7 @@ export function observerFailed(
   try {
     const { reportError } = globalThis as HostWithReportError;
     if (typeof reportError === 'function') reportError.call(globalThis, error);
-    else console.error(`failwise: onEvent threw on a ${event.type} event`, error);
+    else console.error(`failwise: onEvent threw on a "${event.type}" event`, error);
   } catch {
     // A host reporter that throws has nowhere further to report to.
   }

@@ -89,7 +89,7 @@ async function caught(fn: () => unknown): Promise<unknown> {
 }
 
 describe('each error site that made a plain error', () => {
-  it.each<[string, () => unknown, typeof FailwiseError, string]>([
+  it.each<[string, () => unknown, abstract new (...args: never[]) => FailwiseError, string]>([
     [
       'a store given a bad entry',
       () => memoryStore().add({ ...makeEntry('a'), attempts: -1 }),
