@@ -1,7 +1,5 @@
 import type { DecisionEvent } from './decision-events.js';
 
-type HostWithReportError = { reportError?: (error: unknown) => void };
-
 /**
  * Where an `onEvent` observer's exception goes: the app's `onEventError(error, event)` if given; otherwise
  * the host's `reportError` (browsers, Deno, Bun: the window's `error` event, so error trackers see it, as they
@@ -13,16 +11,13 @@ export function observerFailed(
   error: unknown,
   event: DecisionEvent,
 ): void {
-  if (onEventError !== undefined) {
-    try {
-      onEventError(error, event);
-      return;
-    } catch (second) {
-      error = second;
-    }
+  try {
+    if (onEventError) return onEventError(error, event);
+  } catch (second) {
+    error = second;
   }
   try {
-    const { reportError } = globalThis as HostWithReportError;
+    const { reportError } = globalThis as { reportError?: (error: unknown) => void };
     if (typeof reportError === 'function') reportError.call(globalThis, error);
     else console.error(`failwise: onEvent threw on a "${event.type}" event`, error);
   } catch {

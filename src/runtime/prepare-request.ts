@@ -65,17 +65,14 @@ const FIELDS =
 export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
 
 /** An idempotency key as a header value can carry it: printable ASCII, not only spaces (fetch refuses the rest). */
-const KEY = /^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/;
+export const KEY = /^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/;
 
 /**
- * A path as an error message may show it: cut before its `?query` or `#fragment`, which often carry tokens
- * (as decision events do, CONTRACT rule 9), and at 60 characters.
+ * A path as an error message may show it: cut after its `?` or `#`, as the query and fragment often carry
+ * tokens (decision events cut them too, CONTRACT rule 9), and at 60 characters.
  */
-export function describePath(path: string): string {
-  const cut = path.search(/[?#]/);
-  const bare = cut === -1 ? path : `${path.slice(0, cut)}${path[cut]}…`;
-  return JSON.stringify(bare.length > 60 ? `${bare.slice(0, 60)}…` : bare);
-}
+export const describePath = (path: string): string =>
+  JSON.stringify(path.replace(/([?#]).*/s, '$1…').slice(0, 60));
 
 /**
  * Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field.
@@ -92,8 +89,7 @@ export function prepareRequest(
     throw new RequestError(field, message, { cause });
   };
   // describeValue never throws (a BigInt, a cycle or a null-prototype object would break JSON.stringify or String).
-  const got = (value: unknown) =>
-    `, got ${typeof value === 'string' ? JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value) : describeValue(value)}`;
+  const got = (value: unknown) => `, got ${describeValue(value)}`;
   if (typeof request !== 'object' || request === null) fail('(request)', 'expected an object');
   for (const key of Object.keys(request)) {
     if (strict && !FIELDS.test(key)) fail(key, 'unknown field');

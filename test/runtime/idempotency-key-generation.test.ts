@@ -41,8 +41,7 @@ function setUp(options: Partial<FailoverClientOptions> = {}) {
 }
 
 const missing =
-  'needs a generated key, and this runtime has no crypto.randomUUID (React Native: Hermes): ' +
-  'pass generateIdempotencyKey to createFailoverClient, or give the request its own idempotencyKey';
+  'no crypto.randomUUID here (React Native: Hermes) to make a key: pass generateIdempotencyKey to createFailoverClient';
 
 describe('without crypto.randomUUID', () => {
   it('makes a client, with a store of its own too, and sends requests that need no key', async () => {
@@ -102,17 +101,17 @@ describe('generateIdempotencyKey', () => {
       () => {
         throw new Error('no entropy');
       },
-      'request.idempotencyKey: needs a generated key, and generateIdempotencyKey threw',
+      'request.idempotencyKey: generateIdempotencyKey threw',
     ],
     [
       'returns an empty string',
       () => '',
-      'request.idempotencyKey: needs a generated key, and generateIdempotencyKey did not return a non-empty string of printable ASCII',
+      'request.idempotencyKey: generateIdempotencyKey returned no key (a non-empty string of printable ASCII)',
     ],
     [
       'returns a line break',
       () => 'a\r\nb',
-      'request.idempotencyKey: needs a generated key, and generateIdempotencyKey did not return a non-empty string of printable ASCII',
+      'request.idempotencyKey: generateIdempotencyKey returned no key (a non-empty string of printable ASCII)',
     ],
   ])('that %s makes the request reject with a RequestError', async (_, generateIdempotencyKey, message) => {
     const { client, transport, run } = setUp({
