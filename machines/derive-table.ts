@@ -1,4 +1,5 @@
 import { and, not, type AnyStateMachine } from 'xstate';
+import { FailwiseError } from '../src/errors/failwise-error.js';
 import type { MachineLogic } from './machine-logic.js';
 import type {
   ActionRow,
@@ -21,7 +22,7 @@ export function deriveTable(machine: AnyStateMachine, logic: MachineLogic<never,
   return new Deriver(machine, logic).table();
 }
 
-export class TableDerivationError extends Error {
+export class TableDerivationError extends FailwiseError {
   override name = 'TableDerivationError';
 }
 

@@ -78,6 +78,9 @@ export { PolicyError } from './errors/policy-error.js';
 export type { PolicyIssue } from './errors/policy-error.js';
 export { RequestError } from './errors/request-error.js';
 export { RequestFailedError } from './errors/request-failed-error.js';
+export { ArgumentError } from './errors/argument-error.js';
+export { StateError } from './errors/state-error.js';
+export { MachineError } from './errors/machine-error.js';
 export {
   isFailwiseError,
   isPolicyError,

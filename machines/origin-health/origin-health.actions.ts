@@ -12,6 +12,7 @@ import type {
   OriginHealthInput,
   ProbeOutput,
 } from './origin-health.types.js';
+import { perOrigin } from './per-origin.js';
 
 /**
  * The origin-health machine's context updates, as plain functions of `({ context, event }, params)` that
@@ -81,7 +82,7 @@ export function recordBackupOutcome({ context, event }: Args): Partial<OriginHea
   const { origin } = attempt;
   if (origin === primaryOf(context)) return { now: Math.max(context.now, attempt.at) };
   // A success clears the count; a failure that says nothing about the origin (a 429, a 4xx) leaves it.
-  const before = context.backupFailures[origin] ?? 0;
+  const before = perOrigin(context.backupFailures, origin) ?? 0;
   const counted = isCounted(context, attempt);
   const failures = attempt.type === 'attempt.succeeded' ? 0 : counted ? before + 1 : before;
   const ejected =

@@ -1,4 +1,5 @@
 import { fromPromise } from 'xstate';
+import { MachineError } from '../../src/errors/machine-error.js';
 import type { ProbeInput, ProbeOutput } from './origin-health.types.js';
 
 /**
@@ -13,7 +14,9 @@ export const originHealthActors = {
    */
   probe: fromPromise<ProbeOutput, ProbeInput>(() =>
     Promise.reject(
-      new Error('originHealthMachine: provide a `probe` actor with originHealthMachine.provide({ actors })'),
+      new MachineError(
+        'originHealthMachine: provide a `probe` actor with originHealthMachine.provide({ actors })',
+      ),
     ),
   ),
 };

@@ -1,4 +1,5 @@
 import type { HealthState, OriginHealthContext } from './origin-health.types.js';
+import { perOrigin } from './per-origin.js';
 
 /**
  * The origin the next attempt goes to, or `undefined` when none may take it (`no-healthy-origin`).
@@ -16,6 +17,7 @@ export function selectOrigin(
   const candidates = onPrimary ? context.origins : context.origins.slice(1);
   return candidates.find(
     (origin) =>
-      (!write || origin.accepts === 'all') && !((context.backupDownUntil[origin.id] ?? -Infinity) > now),
+      (!write || origin.accepts === 'all') &&
+      !((perOrigin(context.backupDownUntil, origin.id) ?? -Infinity) > now),
   )?.id;
 }

@@ -1,3 +1,4 @@
+import { MachineError } from '../../src/errors/machine-error.js';
 import type {
   ChooseOriginInput,
   ChooseOriginOutput,
@@ -12,7 +13,9 @@ import type {
 export const requestEffectDefaults = {
   /** The transport must be provided. */
   transport: (): never => {
-    throw new Error('requestMachine: provide a `transport` actor with requestMachine.provide({ actors })');
+    throw new MachineError(
+      'requestMachine: provide a `transport` actor with requestMachine.provide({ actors })',
+    );
   },
   /** Takes the first origin. */
   chooseOrigin: (input: ChooseOriginInput): ChooseOriginOutput => ({ origin: input.origins[0] }),
@@ -20,7 +23,7 @@ export const requestEffectDefaults = {
   claimRetry: (): ClaimRetryOutput => ({ granted: true }),
   /** Fails: no auth configured. */
   refreshAuth: (): never => {
-    throw new Error('requestMachine: no `refreshAuth` actor provided');
+    throw new MachineError('requestMachine: no `refreshAuth` actor provided');
   },
   /** Cannot tell. */
   reconcile: (): ReconcileOutput => ({ status: 'unknown' }),

@@ -1,4 +1,5 @@
 import type { CachedResponse, ResponseCache } from './response-cache.js';
+import { ArgumentError } from '../errors/argument-error.js';
 
 /**
  * The default response cache: in memory, least recently used first out once it holds `maxEntries`. Entries older
@@ -7,8 +8,10 @@ import type { CachedResponse, ResponseCache } from './response-cache.js';
 export function memoryCache(options: { maxEntries?: number } = {}): ResponseCache {
   const maxEntries = options.maxEntries ?? 100;
   if (!Number.isInteger(maxEntries) || maxEntries < 1)
-    throw new TypeError(
-      `failwise: memoryCache maxEntries must be an integer >= 1, got ${String(maxEntries)}`,
+    throw new ArgumentError(
+      'memoryCache',
+      'options.maxEntries',
+      `expected an integer >= 1, got ${String(maxEntries)}`,
     );
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
   const entries = new Map<string, CachedResponse>();

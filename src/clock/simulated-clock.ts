@@ -1,4 +1,5 @@
 import type { Clock } from './clock.js';
+import { ArgumentError } from '../errors/argument-error.js';
 
 /** A clock that only moves when told to: every test in failwise runs on one. */
 export interface SimulatedClock extends Clock {
@@ -37,7 +38,7 @@ const settle = () =>
 export function simulatedClock(options: { startAt?: number } = {}): SimulatedClock {
   let now = options.startAt ?? 0;
   if (!Number.isFinite(now))
-    throw new RangeError(`simulatedClock: startAt must be a finite number, got ${now}`);
+    throw new ArgumentError('simulatedClock', 'options.startAt', `expected a finite number, got ${now}`);
   let seq = 0;
   // Map order is creation order, so among timers due at once the earliest armed fires first.
   const timers = new Map<number, Timer>();
@@ -47,9 +48,14 @@ export function simulatedClock(options: { startAt?: number } = {}): SimulatedClo
       if (entry[1].due <= end && !(next && next[1].due <= entry[1].due)) next = entry;
     return next;
   };
-  const advanceTo = async (end: number) => {
+  /** Runs every timer due up to `end`; `argument` names what the caller gave, for the error. */
+  const advanceTo = async (end: number, argument: string) => {
     if (!(end >= now))
-      throw new RangeError(`simulatedClock: cannot move back in time (now ${now}, asked ${end})`);
+      throw new ArgumentError(
+        'simulatedClock',
+        argument,
+        `cannot move back in time (now ${now}, asked ${end})`,
+      );
     await settle();
     for (let next = nextDue(end); next; next = nextDue(end)) {
       timers.delete(next[0]);
@@ -69,8 +75,8 @@ export function simulatedClock(options: { startAt?: number } = {}): SimulatedClo
     clearTimeout: (handle) => timers.delete(handle as number),
     pending: () => timers.size,
     nextTimerAt: () => nextDue(Number.POSITIVE_INFINITY)?.[1].due,
-    increment: (ms) => advanceTo(now + ms),
-    set: advanceTo,
+    increment: (ms) => advanceTo(now + ms, 'increment(ms)'),
+    set: (time) => advanceTo(time, 'set(time)'),
     async runAll(limitMs = 86_400_000) {
       const end = now + limitMs;
       // One timer at a time, settling first: a timer cancelled meanwhile is never waited for, and time stops

@@ -1,4 +1,5 @@
 import type { ConnectivityHint, ConnectivitySource, ConnectivityState } from './connectivity-source.js';
+import { ArgumentError } from '../errors/argument-error.js';
 
 /** A source the app feeds itself, e.g. from React Native's NetInfo or its own reachability check. */
 export interface ManualConnectivity extends ConnectivitySource {
@@ -21,8 +22,10 @@ export function manualConnectivity(initial: ConnectivityState = 'unknown'): Manu
     },
     set(hint) {
       if (hint !== 'online' && hint !== 'offline' && hint !== 'changed')
-        throw new TypeError(
-          `failwise: a connectivity hint is "online", "offline" or "changed", got ${String(hint)}`,
+        throw new ArgumentError(
+          'manualConnectivity.set',
+          'hint',
+          `expected "online", "offline" or "changed", got ${String(hint)}`,
         );
       if (hint !== 'changed') {
         if (hint === state) return;

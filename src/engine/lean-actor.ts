@@ -1,4 +1,5 @@
 import type { ActionImpl, ActionStep, MachineLogic } from '../../machines/machine-logic.js';
+import { MachineError } from '../errors/machine-error.js';
 import type {
   ActionRow,
   GuardRow,
@@ -610,7 +611,8 @@ export class LeanActor<TContext, TInput = unknown> {
     if (child.state !== 'new') return;
     child.state = 'running';
     const effect = this.options.actors[child.src];
-    if (effect === undefined) throw new Error(`${this.options.table.id}: no actor \`${child.src}\` provided`);
+    if (effect === undefined)
+      throw new MachineError(`${this.options.table.id}: no actor \`${child.src}\` provided`);
     let signal = NEVER_ABORTED;
     if (!this.options.instant?.has(child.src)) {
       child.controller = new AbortController();
@@ -652,7 +654,7 @@ export class LeanActor<TContext, TInput = unknown> {
 }
 
 /** An invoked actor failed and no transition handles its error: the machine fails, as an XState actor does. */
-export class UnhandledActorError extends Error {
+export class UnhandledActorError extends MachineError {
   override name = 'UnhandledActorError';
   constructor(machine: string, eventType: string, cause: unknown) {
     super(`${machine}: nothing handles ${eventType}`, { cause });

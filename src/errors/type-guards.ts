@@ -25,6 +25,10 @@ export const isFailwiseError = guard(
   'PolicyError',
   'RequestError',
   'RequestFailedError',
+  'ArgumentError',
+  'StateError',
+  'MachineError',
+  'UnhandledActorError',
 );
 
 /** Whether `error` is a `PolicyError`: an invalid policy or client option. */

@@ -1,7 +1,16 @@
 import type { Policy } from './policy.js';
 
-/** Each default, once. The TSDoc of `Policy` states the same values for users. */
-export const defaultPolicy: Policy = {
+/** `value` and everything in it, frozen: the defaults are shared by every client, so no one may change them. */
+const deepFreeze = <T>(value: T): T => {
+  for (const inner of Object.values(value as object)) if (typeof inner === 'object') deepFreeze(inner);
+  return Object.freeze(value);
+};
+
+/**
+ * Each default, once. The TSDoc of `Policy` states the same values for users. Deeply frozen: an assignment
+ * (`defaultPolicy.budgetMs = 1`) throws in strict mode and changes nothing, so no later client is changed by it.
+ */
+export const defaultPolicy: Readonly<Policy> = deepFreeze<Policy>({
   attempts: { max: 3 },
   budgetMs: 10_000,
   timeouts: { attemptMs: 5_000, connectMs: 3_000 },
@@ -34,4 +43,4 @@ export const defaultPolicy: Policy = {
     concurrency: 1,
   },
   cache: { maxAgeMs: 86_400_000, maxEntries: 100 },
-};
+});

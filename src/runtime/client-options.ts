@@ -98,8 +98,16 @@ export interface FailoverClientOptions {
   clock?: Clock;
   auth?: AuthProvider;
   reconcile?: ReconcileHook;
-  /** Receives every decision, redacted (CONTRACT rule 9). An exception thrown here is ignored. */
+  /**
+   * Receives every decision, redacted (CONTRACT rule 9). An exception thrown here never changes a request's
+   * outcome: it goes to `onEventError`.
+   */
   onEvent?: (event: DecisionEvent) => void;
+  /**
+   * Receives what `onEvent` threw, with the event it threw on.
+   * @default the host's `reportError(error)` (browsers, Deno, Bun), else `console.error`
+   */
+  onEventError?: (error: unknown, event: DecisionEvent) => void;
   /**
    * Runs every machine as a real XState actor, watched by this observer: `withInspector(observer)` from
    * failwise/machines, e.g. `withInspector(createBrowserInspector().inspect)` (docs/inspect.md).
@@ -125,13 +133,18 @@ export interface FailoverClientOptions {
    * This client's name on the store's lease (only one holder sends at a time). A process restarted after a
    * crash that gives the same name takes its lease back at once; with the default, a crashed holder's lease
    * runs out after 30 s. Never give two live clients on one store the same name.
-   * @default a new random id (`generateIdempotencyKey`)
+   * @default a new random id (`generateIdempotencyKey`, else `crypto.randomUUID`, else time and Math.random)
    */
   outboxOwner?: string;
   /** How the primary is probed before failback (docs/failover.md). */
   probe?: ProbeOption;
   /** Randomness for backoff jitter, in [0, 1). @default Math.random */
   random?: () => number;
-  /** Makes keys for `idempotencyKey: 'auto'`. @default crypto.randomUUID */
+  /**
+   * Makes keys for `idempotencyKey: 'auto'` and for durable requests (their key and outbox entry id): give it
+   * where `crypto.randomUUID` is missing (React Native's Hermes). Looked up when a key is first needed; without
+   * either, that request rejects with a `RequestError` naming this option.
+   * @default crypto.randomUUID
+   */
   generateIdempotencyKey?: () => string;
 }

@@ -1,4 +1,6 @@
 import { systemClock } from '../clock/system-clock.js';
+import { MachineError } from '../errors/machine-error.js';
+import { StateError } from '../errors/state-error.js';
 import type { Clock } from '../clock/clock.js';
 import { FailwiseError } from '../errors/failwise-error.js';
 import { RequestFailedError } from '../errors/request-failed-error.js';
@@ -28,6 +30,8 @@ import {
   type FailoverRequest,
   type PreparedRequest,
 } from './prepare-request.js';
+import { keyGenerator, ownerName } from './idempotency-keys.js';
+import { observerFailed } from './observer-failed.js';
 import { redactEvent } from './redact.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
 import { leanRunner } from '../engine/machine-runner.js';
@@ -91,7 +95,7 @@ function createClient(
   const clock: Clock = options.clock ?? systemClock;
   const transport: Transport = options.transport ?? defaultTransport(clock);
   const auth = options.auth && createAuthCoordinator(options.auth);
-  const generateKey = options.generateIdempotencyKey ?? (() => globalThis.crypto.randomUUID());
+  const makeKey = keyGenerator(options.generateIdempotencyKey);
   const originsById = new Map(origins.map((origin) => [origin.id, origin]));
   const originIds = origins.map((origin) => origin.id);
   const { store } = options;
@@ -103,12 +107,17 @@ function createClient(
   // The machine only ever names an origin from the list it was given.
   const originOf = (id: string) => originsById.get(id)!;
   const stamp = <T extends object>(value: T) => ({ ...value, at: clock.now() });
-  /** Calls `onEvent` with a redacted event; an observer that throws cannot change what failwise does. */
+  /**
+   * Calls `onEvent` with a redacted event. An observer that throws cannot change what failwise does; its error
+   * goes to `onEventError`, else where the host reports uncaught errors (observer-failed.ts).
+   */
   const notify = (event: DecisionEventDraft) => {
+    if (onEvent === undefined) return;
+    const redacted = redactEvent(event);
     try {
-      onEvent?.(redactEvent(event));
-    } catch {
-      // ignored: see above
+      onEvent(redacted);
+    } catch (error) {
+      observerFailed(options.onEventError, error, redacted);
     }
   };
   const isOffline = () => connectivity?.current() === 'offline';
@@ -176,7 +185,6 @@ function createClient(
   // making only interactive requests does not bundle them up front (docs/design.md#bundle-budget). An app's
   // own clock (simulated time) is held at its instant while they load (lazy-part.ts).
   const hold = clock === systemClock ? undefined : clock;
-  const owner = options.outboxOwner ?? generateKey();
   const durable = lazyPart(
     () =>
       import('./durable-work.js').then(({ createDurableWork }) =>
@@ -186,7 +194,8 @@ function createClient(
           policy: machinePolicy,
           connectivity,
           runner,
-          owner,
+          // Named when durable work loads, not when the client is made (a name never fails: idempotency-keys.ts).
+          owner: options.outboxOwner ?? ownerName(options.generateIdempotencyKey),
           isOffline,
           primary: origins[0]!.id,
           notify,
@@ -230,7 +239,7 @@ function createClient(
    * made before close() is written to the store before the outbox is closed (reactions run in order).
    */
   function requestDurable(prepared: PreparedRequest): Promise<Outcome> {
-    const entryId = generateKey();
+    const entryId = makeKey('lifetime');
     const startedAt = clock.now();
     let expired = false;
     let onExpired: (() => void) | undefined;
@@ -273,7 +282,7 @@ function createClient(
           ? Promise.reject(
               method === 'size' || method === 'list'
                 ? closedError('memoryStore.list')
-                : new Error(`failwise outbox: ${method}() was called after close()`),
+                : new StateError(`failwise outbox: ${method}() was called after close()`),
             )
           : Promise.resolve(empty)) as ReturnType<ClientOutbox[K]>;
   const outbox: ClientOutbox = {
@@ -465,7 +474,11 @@ function createClient(
       }
     } catch (error) {
       finish();
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      return Promise.reject(
+        error instanceof Error
+          ? error
+          : new MachineError(`requestMachine: ${String(error)}`, { cause: error }),
+      );
     }
     return entry.running.done.then(
       (output) => (finish(), output as RunOutput),
@@ -478,7 +491,7 @@ function createClient(
 
   async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
     if (closed) throw new FailwiseError('failwise: this client is closed');
-    const prepared = prepareRequest(request, generateKey, strict);
+    const prepared = prepareRequest(request, () => makeKey('idempotencyKey'), strict);
     if (prepared.lifetime === 'durable') return requestDurable(prepared);
     if (prepared.lifetime === 'cached') return requestCached(prepared);
     return requestInteractive(prepared);

@@ -1,5 +1,6 @@
 import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
 import { entryRecordOf } from '../../machines/outbox/entry-record.js';
+import { StateError } from '../errors/state-error.js';
 import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
 import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
@@ -279,9 +280,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     });
 
   const assertOpen = (method: string) => {
-    if (closing) throw new Error(`failwise outbox: ${method}() was called after close()`);
+    if (closing) throw new StateError(`failwise outbox: ${method}() was called after close()`);
     if (failure !== undefined)
-      throw new Error(`failwise outbox: the scheduler stopped on an error`, { cause: failure });
+      throw new StateError(`failwise outbox: the scheduler stopped on an error`, { cause: failure });
   };
 
   return {

@@ -1,4 +1,5 @@
 import { HTTP_TOKEN, isWrite } from '../policy/methods.js';
+import { describeValue, MAX_TIMER_MS } from '../policy/schema.js';
 import { RequestError } from '../errors/request-error.js';
 
 /** One request, as `client.request` takes it. */
@@ -32,7 +33,10 @@ export interface FailoverRequest {
    * query), `false` declares a PUT or DELETE unsafe to replay.
    */
   idempotent?: boolean | undefined;
-  /** This request's time budget, overriding `policy.budgetMs`. */
+  /**
+   * This request's time budget, overriding `policy.budgetMs`: an integer from 1 to 2147483647 ms (the longest
+   * delay a host timer can wait).
+   */
   deadlineMs?: number | undefined;
   /** Cancels at once: the request ends `failed` / `cancelled` and nothing more is sent. */
   signal?: AbortSignal | undefined;
@@ -60,9 +64,21 @@ const FIELDS =
 /** Headers that carry credentials: a durable request must not hold them, or they would be written to the store. */
 export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
 
+/** An idempotency key as a header value can carry it: printable ASCII, not only spaces (fetch refuses the rest). */
+export const KEY = /^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/;
+
+/**
+ * A path as an error message may show it: cut after its `?` or `#`, as the query and fragment often carry
+ * tokens (decision events cut them too, CONTRACT rule 9), and at 60 characters.
+ */
+export const describePath = (path: string): string =>
+  JSON.stringify(path.replace(/([?#]).*/s, '$1…').slice(0, 60));
+
 /**
  * Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field.
  * `strict: false` ignores unknown fields, as fetch ignores unknown `init` members (for `client.fetch`).
+ * `generateKey` makes the key of `idempotencyKey: 'auto'` (and of a durable request without one); it throws
+ * a `RequestError` itself when it cannot.
  */
 export function prepareRequest(
   request: FailoverRequest,
@@ -72,7 +88,8 @@ export function prepareRequest(
   const fail = (field: string, message: string, cause?: unknown): never => {
     throw new RequestError(field, message, { cause });
   };
-  const got = (value: unknown) => `, got ${JSON.stringify(value) ?? String(value)}`;
+  // describeValue never throws (a BigInt, a cycle or a null-prototype object would break JSON.stringify or String).
+  const got = (value: unknown) => `, got ${describeValue(value)}`;
   if (typeof request !== 'object' || request === null) fail('(request)', 'expected an object');
   for (const key of Object.keys(request)) {
     if (strict && !FIELDS.test(key)) fail(key, 'unknown field');
@@ -87,11 +104,13 @@ export function prepareRequest(
     orderKey,
     cacheKey,
   } = request;
-  const method = String(request.method ?? 'GET');
-  if (!HTTP_TOKEN.test(method)) fail('method', `expected an HTTP method token${got(method)}`);
+  const method = request.method ?? 'GET';
+  if (typeof method !== 'string' || !HTTP_TOKEN.test(method))
+    fail('method', `expected an HTTP method token${got(method)}`);
   const upper = method.toUpperCase();
-  if (typeof path !== 'string' || !/^\/(?!\/)/.test(path))
-    fail('path', `expected a path starting with "/"${got(path)}`);
+  if (typeof path !== 'string') fail('path', `expected a path starting with "/"${got(path)}`);
+  else if (!/^\/(?!\/)/.test(path))
+    fail('path', `expected a path starting with "/", got ${describePath(path)}`);
   if (lifetime !== 'interactive' && lifetime !== 'durable' && lifetime !== 'cached')
     fail('lifetime', `expected "interactive", "durable" or "cached"${got(lifetime)}`);
   if (orderKey !== undefined && (typeof orderKey !== 'string' || orderKey === ''))
@@ -105,13 +124,27 @@ export function prepareRequest(
   if (cacheKey !== undefined && lifetime !== 'cached')
     fail('cacheKey', 'only a cached request has a cache key');
   if (idempotent !== undefined && typeof idempotent !== 'boolean') fail('idempotent', 'expected a boolean');
-  if (key !== undefined && (typeof key !== 'string' || !/^[^\r\n]*\S[^\r\n]*$/.test(key))) {
-    fail('idempotencyKey', 'expected a non-empty single-line string or "auto"');
+  if (key !== undefined && (typeof key !== 'string' || !KEY.test(key))) {
+    fail('idempotencyKey', 'expected a non-empty string of printable ASCII (a header value) or "auto"');
   }
-  if (deadlineMs !== undefined && !(deadlineMs > 0 && deadlineMs < Infinity)) {
-    fail('deadlineMs', `expected a number > 0${got(deadlineMs)}`);
+  // An integer the host timer can wait: typeof first, as `>` would coerce '1000', true and [5] to numbers.
+  if (
+    deadlineMs !== undefined &&
+    !(
+      typeof deadlineMs === 'number' &&
+      Number.isInteger(deadlineMs) &&
+      deadlineMs >= 1 &&
+      deadlineMs <= MAX_TIMER_MS
+    )
+  ) {
+    fail('deadlineMs', `expected an integer from 1 to ${MAX_TIMER_MS} (ms)${got(deadlineMs)}`);
   }
-  if (signal !== undefined && typeof signal?.addEventListener !== 'function')
+  if (
+    signal !== undefined &&
+    (typeof signal?.addEventListener !== 'function' ||
+      typeof signal.removeEventListener !== 'function' ||
+      typeof signal.aborted !== 'boolean')
+  )
     fail('signal', 'expected an AbortSignal');
   const headers: Record<string, string> = {};
   try {

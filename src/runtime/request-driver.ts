@@ -1,4 +1,5 @@
 import { requestEffectDefaults } from '../../machines/request/request.effects.js';
+import { MachineError } from '../errors/machine-error.js';
 import { requestLogic } from '../../machines/request/request.logic.js';
 import { requestTable } from '../../machines/request/request.table.js';
 import type {
@@ -114,7 +115,11 @@ class Running implements RunningRequest {
   end(end: LeanEnd): void {
     if (end.status === 'done' && end.output !== undefined) this.resolve(end.output as RequestMachineOutput);
     else if (end.status === 'error')
-      this.reject(end.error instanceof Error ? end.error : new Error(String(end.error)));
-    else this.reject(new Error(`requestMachine ended ${end.status} without output`));
+      this.reject(
+        end.error instanceof Error
+          ? end.error
+          : new MachineError(`requestMachine: ${String(end.error)}`, { cause: end.error }),
+      );
+    else this.reject(new MachineError(`requestMachine ended ${end.status} without output`));
   }
 }

@@ -24,6 +24,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   auth: 'headers refresh',
   reconcile: '',
   onEvent: '',
+  onEventError: '',
   random: '',
   generateIdempotencyKey: '',
   inspect: null,

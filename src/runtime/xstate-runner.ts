@@ -1,4 +1,5 @@
 import { createActor, fromPromise, type AnyStateMachine, type InspectionEvent, type Observer } from 'xstate';
+import { MachineError } from '../errors/machine-error.js';
 import { replyingActor } from '../../machines/machine-logic.js';
 import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
@@ -32,7 +33,8 @@ export function xstateRunner(inspect?: InspectionObserver): MachineRunner {
   return {
     start(definition, options) {
       const machine = machines[definition.table.id];
-      if (machine === undefined) throw new Error(`xstateRunner: no machine with id ${definition.table.id}`);
+      if (machine === undefined)
+        throw new MachineError(`xstateRunner: no machine with id ${definition.table.id}`);
       const actors: Record<string, unknown> = {};
       for (const [name, effect] of Object.entries(options.actors)) {
         // A promise either way: an effect that answers at once, or throws, settles the promise. What it threw

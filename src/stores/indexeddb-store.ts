@@ -1,4 +1,5 @@
 import { FailwiseError } from '../errors/failwise-error.js';
+import { ArgumentError } from '../errors/argument-error.js';
 import type { OutboxEntry, OutboxStore } from './outbox-store.js';
 import {
   checkEntry,
@@ -103,7 +104,11 @@ function onResult<R>(request: IDBRequest<R>, fail: (error: Error) => void, then:
     try {
       then(request.result);
     } catch (error) {
-      fail(error instanceof Error ? error : new Error(String(error)));
+      fail(
+        error instanceof Error
+          ? error
+          : new FailwiseError(`indexedDbStore: ${String(error)}`, { cause: error }),
+      );
     }
   };
 }
@@ -136,8 +141,10 @@ interface HeldLock {
  */
 export function indexedDbStore(name: string, options: IndexedDbStoreOptions = {}): OutboxStore {
   if (typeof name !== 'string' || name === '') {
-    throw new TypeError(
-      `indexedDbStore: name: expected a database name (a non-empty string), got ${typeof name}`,
+    throw new ArgumentError(
+      'indexedDbStore',
+      'name',
+      `expected a database name (a non-empty string), got ${typeof name}`,
     );
   }
   const factory = options.indexedDB ?? (globalThis as { indexedDB?: IDBFactory }).indexedDB;
@@ -210,7 +217,13 @@ export function indexedDbStore(name: string, options: IndexedDbStoreOptions = {}
             resolve(true);
           });
         })
-        .catch((error: unknown) => reject(error instanceof Error ? error : new Error(String(error))));
+        .catch((error: unknown) =>
+          reject(
+            error instanceof Error
+              ? error
+              : new FailwiseError(`indexedDbStore: Web Locks: ${String(error)}`, { cause: error }),
+          ),
+        );
     });
   }
 

@@ -1,4 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
+import { ArgumentError } from '../errors/argument-error.js';
 
 import { FailwiseError } from '../errors/failwise-error.js';
 import type { OutboxEntry, OutboxStore } from './outbox-store.js';
@@ -156,12 +157,18 @@ type Handle = ReturnType<typeof prepare>;
  */
 export function sqliteStore(path: string, options: SqliteStoreOptions = {}): OutboxStore {
   if (typeof path !== 'string' || path === '') {
-    throw new TypeError(`sqliteStore: path: expected a file path (a non-empty string), got ${typeof path}`);
+    throw new ArgumentError(
+      'sqliteStore',
+      'path',
+      `expected a file path (a non-empty string), got ${typeof path}`,
+    );
   }
   const { busyTimeoutMs = 5000, loadDriver: load = importBetterSqlite3 } = options;
   if (!Number.isInteger(busyTimeoutMs) || busyTimeoutMs < 0) {
-    throw new TypeError(
-      `sqliteStore: options.busyTimeoutMs: expected an integer >= 0, got ${String(busyTimeoutMs)}`,
+    throw new ArgumentError(
+      'sqliteStore',
+      'options.busyTimeoutMs',
+      `expected an integer >= 0, got ${String(busyTimeoutMs)}`,
     );
   }
 
@@ -208,7 +215,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
     try {
       return fn(handle, who);
     } catch (error) {
-      if (error instanceof FailwiseError || error instanceof TypeError) throw error;
+      if (error instanceof FailwiseError) throw error;
       // SQLITE_BUSY past the timeout, a full disk, a corrupt file: say which store and call failed.
       throw new FailwiseError(`${who}: ${messageOf(error)}`, { cause: error });
     }

@@ -1,3 +1,4 @@
+import { ArgumentError } from '../errors/argument-error.js';
 import { FailwiseError } from '../errors/failwise-error.js';
 import type { OutboxEntry } from './outbox-store.js';
 import { isRecord } from '../policy/is-record.js';
@@ -101,33 +102,35 @@ function entryProblem(entry: unknown): string | undefined {
 }
 
 /**
- * Throws a TypeError naming the first bad field of `entry`.
+ * Throws an ArgumentError naming the first bad field of `entry`.
  * @internal
  */
 export function checkEntry(who: string, entry: unknown): asserts entry is OutboxEntry {
   const problem = entryProblem(entry);
-  if (problem !== undefined) throw new TypeError(`${who}: ${problem}`);
+  if (problem === undefined) return;
+  const at = problem.indexOf(': ');
+  throw new ArgumentError(who, problem.slice(0, at), problem.slice(at + 2));
 }
 
 /**
- * Throws a TypeError unless `id` is a non-empty string.
+ * Throws an ArgumentError unless `id` is a non-empty string.
  * @internal
  */
 export function checkId(who: string, id: unknown): asserts id is string {
   if (typeof id !== 'string' || id === '')
-    throw new TypeError(`${who}: id: expected a non-empty string (${got(id)})`);
+    throw new ArgumentError(who, 'id', `expected a non-empty string (${got(id)})`);
 }
 
 /**
- * Throws a TypeError naming the bad argument of `acquireLease(owner, ttlMs, now)`.
+ * Throws an ArgumentError naming the bad argument of `acquireLease(owner, ttlMs, now)`.
  * @internal
  */
 export function checkLease(who: string, owner: unknown, ttlMs: unknown, now: unknown): void {
   if (typeof owner !== 'string' || owner === '')
-    throw new TypeError(`${who}: owner: expected a non-empty string (${got(owner)})`);
+    throw new ArgumentError(who, 'owner', `expected a non-empty string (${got(owner)})`);
   if (!isFiniteNumber(ttlMs) || ttlMs <= 0)
-    throw new TypeError(`${who}: ttlMs: expected a finite number > 0 (${got(ttlMs)})`);
-  if (!isFiniteNumber(now)) throw new TypeError(`${who}: now: expected a finite number (${got(now)})`);
+    throw new ArgumentError(who, 'ttlMs', `expected a finite number > 0 (${got(ttlMs)})`);
+  if (!isFiniteNumber(now)) throw new ArgumentError(who, 'now', `expected a finite number (${got(now)})`);
 }
 
 export { closedError } from './closed-error.js';

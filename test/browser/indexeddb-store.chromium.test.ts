@@ -389,14 +389,14 @@ describe.skipIf(chromiumSkipReason !== undefined)('indexedDbStore in headless Ch
     expect(await tab.ids()).toEqual(['text', 'none', 'empty', 'view', 'bytes']);
     expect(await tab.list()).toEqual([toWire(text), toWire(none), toWire(empty), view, toWire(bytes)]);
 
-    // Bad input is refused with a TypeError before IndexedDB sees it.
+    // Bad input is refused with an ArgumentError before IndexedDB sees it.
     expect(await tab.attempt('add', toWire(makeEntry('bad', { attempts: -1 })))).toEqual({
       ok: false,
       error: {
-        name: 'TypeError',
+        name: 'ArgumentError',
         message: 'indexedDbStore.add: entry.attempts: expected an integer >= 0 (got -1)',
-        failwise: false,
-        typeError: true,
+        failwise: true,
+        typeError: false,
       },
     });
     expect(await tab.get('bad')).toBeUndefined();

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ArgumentError } from '../../src/errors/argument-error.js';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
 
 describe('simulatedClock', () => {
@@ -56,14 +57,14 @@ describe('simulatedClock', () => {
   it('refuses to move back in time, naming both times', async () => {
     const clock = simulatedClock({ startAt: 100 });
     await expect(clock.set(50)).rejects.toThrow(
-      'simulatedClock: cannot move back in time (now 100, asked 50)',
+      'simulatedClock: set(time): cannot move back in time (now 100, asked 50)',
     );
     await expect(clock.increment(-1)).rejects.toThrow(
-      'simulatedClock: cannot move back in time (now 100, asked 99)',
+      'simulatedClock: increment(ms): cannot move back in time (now 100, asked 99)',
     );
-    await expect(clock.increment(Number.NaN)).rejects.toThrow(RangeError);
+    await expect(clock.increment(Number.NaN)).rejects.toThrow(ArgumentError);
     expect(() => simulatedClock({ startAt: Number.POSITIVE_INFINITY })).toThrow(
-      'simulatedClock: startAt must be a finite number, got Infinity',
+      'simulatedClock: options.startAt: expected a finite number, got Infinity',
     );
   });
 

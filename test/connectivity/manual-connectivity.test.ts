@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ArgumentError } from '../../src/errors/argument-error.js';
 import type { ConnectivityHint } from '../../src/connectivity/connectivity-source.js';
 import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
 
@@ -85,11 +86,15 @@ describe('manualConnectivity', () => {
     // A JavaScript caller (or a NetInfo value passed through) is not held back by the types.
     const set = source.set as (hint: unknown) => void;
     expect(() => set('unknown')).toThrow(
-      new TypeError('failwise: a connectivity hint is "online", "offline" or "changed", got unknown'),
+      new ArgumentError(
+        'manualConnectivity.set',
+        'hint',
+        'expected "online", "offline" or "changed", got unknown',
+      ),
     );
-    expect(() => set(undefined)).toThrow(TypeError);
+    expect(() => set(undefined)).toThrow(ArgumentError);
     expect(() => set(false)).toThrow(
-      'failwise: a connectivity hint is "online", "offline" or "changed", got false',
+      'manualConnectivity.set: hint: expected "online", "offline" or "changed", got false',
     );
 
     expect(source.current()).toBe('online');

@@ -118,6 +118,8 @@ describe('memoryCache', () => {
   });
 
   it('refuses a bad maxEntries', () => {
-    expect(() => memoryCache({ maxEntries: 0 })).toThrow('maxEntries must be an integer >= 1, got 0');
+    expect(() => memoryCache({ maxEntries: 0 })).toThrow(
+      'memoryCache: options.maxEntries: expected an integer >= 1, got 0',
+    );
   });
 });

@@ -139,10 +139,13 @@ describe('bad input', () => {
     const cases: [unknown, string][] = [
       [{ path: 'no-slash' }, 'request.path: expected a path starting with "/", got "no-slash"'],
       [{ path: '/x', method: 'GE T' }, 'request.method: expected an HTTP method token, got "GE T"'],
-      [{ path: '/x', deadlineMs: -1 }, 'request.deadlineMs: expected a number > 0, got -1'],
+      [
+        { path: '/x', deadlineMs: -1 },
+        'request.deadlineMs: expected an integer from 1 to 2147483647 (ms), got -1',
+      ],
       [
         { path: '/x', idempotencyKey: '' },
-        'request.idempotencyKey: expected a non-empty single-line string or "auto"',
+        'request.idempotencyKey: expected a non-empty string of printable ASCII (a header value) or "auto"',
       ],
       [
         { path: '/x', body: new Blob(['x']) },

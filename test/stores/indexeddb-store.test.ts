@@ -1,5 +1,6 @@
 import { indexedDB } from 'fake-indexeddb';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ArgumentError } from '../../src/errors/argument-error.js';
 
 import { FailwiseError } from '../../src/errors/failwise-error.js';
 import { indexedDbStore, type IndexedDbStoreOptions } from '../../src/stores/indexeddb-store.js';
@@ -140,9 +141,13 @@ describe('indexedDbStore', () => {
     );
   });
 
-  it('throws a TypeError for a name that is not a non-empty string', () => {
+  it('throws an ArgumentError for a name that is not a non-empty string', () => {
     expect(() => indexedDbStore('', { indexedDB })).toThrow(
-      new TypeError('indexedDbStore: name: expected a database name (a non-empty string), got string'),
+      new ArgumentError(
+        'indexedDbStore',
+        'name',
+        'expected a database name (a non-empty string), got string',
+      ),
     );
   });
 });

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ArgumentError } from '../../src/errors/argument-error.js';
 
 import { FailwiseError } from '../../src/errors/failwise-error.js';
 import { sqliteStore } from '../../src/stores/sqlite-store.js';
@@ -184,16 +185,16 @@ describe('sqliteStore', () => {
   });
 
   describe('options', () => {
-    it('throws a TypeError for a path that is not a non-empty string', () => {
+    it('throws an ArgumentError for a path that is not a non-empty string', () => {
       expect(() => sqliteStore('')).toThrow(
-        new TypeError('sqliteStore: path: expected a file path (a non-empty string), got string'),
+        new ArgumentError('sqliteStore', 'path', 'expected a file path (a non-empty string), got string'),
       );
       expect(() => sqliteStore(undefined as unknown as string)).toThrow(/got undefined/);
     });
 
-    it('throws a TypeError for a busy timeout that is not an integer >= 0', () => {
+    it('throws an ArgumentError for a busy timeout that is not an integer >= 0', () => {
       expect(() => sqliteStore(path, { busyTimeoutMs: -1 })).toThrow(
-        new TypeError('sqliteStore: options.busyTimeoutMs: expected an integer >= 0, got -1'),
+        new ArgumentError('sqliteStore', 'options.busyTimeoutMs', 'expected an integer >= 0, got -1'),
       );
     });
   });

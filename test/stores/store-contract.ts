@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ArgumentError } from '../../src/errors/argument-error.js';
 
 import { FailwiseError } from '../../src/errors/failwise-error.js';
 import type { Failure } from '../../src/policy/failure.js';
@@ -326,9 +327,9 @@ export function describeOutboxStore(
     });
 
     describe('bad input', () => {
-      it('rejects an entry with a bad field with a TypeError naming the field', async () => {
+      it('rejects an entry with a bad field with an ArgumentError naming the field', async () => {
         const bad = { ...makeEntry('a'), attempts: -1 };
-        await expect(store.add(bad)).rejects.toThrow(TypeError);
+        await expect(store.add(bad)).rejects.toThrow(ArgumentError);
         await expect(store.add(bad)).rejects.toThrow(/entry\.attempts: expected an integer >= 0 \(got -1\)/);
         const badBody = makeEntry('a', {
           request: { ...makeEntry('a').request, body: 42 as unknown as string },
@@ -342,7 +343,7 @@ export function describeOutboxStore(
         expect(await store.list()).toEqual([]);
       });
 
-      it('rejects bad lease arguments with a TypeError naming the argument', async () => {
+      it('rejects bad lease arguments with an ArgumentError naming the argument', async () => {
         await expect(store.acquireLease('', 1_000, 0)).rejects.toThrow(/owner: expected a non-empty string/);
         await expect(store.acquireLease('a', 0, 0)).rejects.toThrow(
           /ttlMs: expected a finite number > 0 \(got 0\)/,
@@ -353,9 +354,9 @@ export function describeOutboxStore(
         expect(await store.acquireLease('b', 1_000, 0)).toBe(true);
       });
 
-      it('rejects an empty id with a TypeError', async () => {
+      it('rejects an empty id with an ArgumentError', async () => {
         await expect(store.get('')).rejects.toThrow(/id: expected a non-empty string/);
-        await expect(store.remove('')).rejects.toThrow(TypeError);
+        await expect(store.remove('')).rejects.toThrow(ArgumentError);
       });
     });
 
