@@ -15,6 +15,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
+    // Fixed fast-check seeds: `npm test` is reproducible (test/setup/fixed-seed.ts).
+    setupFiles: ['test/setup/fixed-seed.ts'],
     // Loopback servers and child processes: keep files apart so ports and timers never interfere.
     pool: 'forks',
     testTimeout: 20_000,

@@ -5,5 +5,6 @@ import type { Policy } from './policy.js';
  * of them, but never fewer than `minConcurrency`, so a lone request keeps its retries.
  */
 export function retrySlots(budget: Policy['retryBudget'], active: number): number {
-  return Math.max(budget.minConcurrency, Math.floor((budget.percent / 100) * active));
+  // percent * active first: (29 / 100) * 100 is 28.999999999999996 in floating point, which floors to 28.
+  return Math.max(budget.minConcurrency, Math.floor((budget.percent * active) / 100));
 }

@@ -54,7 +54,7 @@ function issueMessage(issue: z.core.$ZodRawIssue): string {
   const { code, input } = issue;
   if (code === 'custom' && Number.isInteger(input)) {
     return input === 401
-      ? '401 is never retried as is: it goes to auth.refresh (rule 3)'
+      ? '401 is never retried as is: it goes to auth.refresh (docs/rules.md, rule 3)'
       : `${input as number} is never retried: sent again unchanged, the request fails the same way`;
   }
   const expected =

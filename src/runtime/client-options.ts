@@ -120,7 +120,8 @@ export interface FailoverClientOptions {
    */
   connectivity?: ConnectivitySource;
   /**
-   * Where durable work is kept (CONTRACT rule 10): `memoryStore()`, `sqliteStore(path)` from failwise/node,
+   * Where durable work is kept (CONTRACT rule 10). The default, `memoryStore()`, keeps it only while the process
+   * lives (lost with a crash or restart); for work that must outlive one: `sqliteStore(path)` from failwise/node,
    * `indexedDbStore(name)` from failwise/browser, or your own (docs/stores.md). `client.close()` closes it.
    * @default memoryStore()
    */

@@ -108,7 +108,7 @@ function resolveOrigins(given: unknown, add: (path: string, message: string) => 
     }
     const { protocol } = parsed;
     if (protocol === 'http:' && allowInsecure !== true) {
-      return fail('url', 'http: is refused; use https: or set allowInsecure: true (CONTRACT rule 8)');
+      return fail('url', 'http: is refused; use https: or set allowInsecure: true (docs/rules.md, rule 8)');
     }
     if (protocol !== 'https:' && protocol !== 'http:')
       return fail('url', `expected an http(s) URL, got protocol "${protocol}"`);

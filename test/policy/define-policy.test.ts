@@ -177,7 +177,7 @@ describe('definePolicy', () => {
       [
         'retryableStatuses[2]',
         { retryableStatuses: [429, 503, 401] },
-        'policy.retryableStatuses[2]: 401 is never retried as is: it goes to auth.refresh (rule 3)',
+        'policy.retryableStatuses[2]: 401 is never retried as is: it goes to auth.refresh (docs/rules.md, rule 3)',
       ],
       [
         'retryableStatuses[0]',

@@ -5,7 +5,7 @@ import { createFailoverClient } from '../../src/runtime/create-failover-client.j
 import { PolicyError } from '../../src/errors/policy-error.js';
 import type { ReconcileHook } from '../../src/runtime/client-options.js';
 
-// Each CONTRACT rule (1-5, 8, 9) has a test here, named after it. The client runs on a simulated clock
+// Each rule of docs/rules.md (1-5, 8, 9) has a test here, named after it. The client runs on a simulated clock
 // with a scripted transport, so every wait is exact and nothing sleeps.
 
 describe('rule 1: every request ends within attempts.max and its budget', () => {
@@ -297,14 +297,23 @@ describe('rule 5: Retry-After is waited for, and a wait past the budget ends the
 
 describe('rule 8: credentials go only to origins allowed to have them; http: is refused', () => {
   it('refuses an http: origin unless it says allowInsecure', () => {
-    expect(() => createFailoverClient({ origins: [{ id: 'a', url: 'http://api.example.test' }] })).toThrow(
-      new PolicyError([
-        {
-          path: 'origins[0].url',
-          message: 'http: is refused; use https: or set allowInsecure: true (CONTRACT rule 8)',
-        },
-      ]),
+    let error: unknown;
+    try {
+      createFailoverClient({ origins: [{ id: 'a', url: 'http://api.example.test' }] });
+    } catch (thrown) {
+      error = thrown;
+    }
+    // Written out, not built with PolicyError: its formatting is part of what is checked.
+    expect(error).toBeInstanceOf(PolicyError);
+    expect((error as PolicyError).message).toBe(
+      'origins[0].url: http: is refused; use https: or set allowInsecure: true (docs/rules.md, rule 8)',
     );
+    expect((error as PolicyError).issues).toEqual([
+      {
+        path: 'origins[0].url',
+        message: 'http: is refused; use https: or set allowInsecure: true (docs/rules.md, rule 8)',
+      },
+    ]);
     expect(() =>
       createFailoverClient({ origins: [{ id: 'a', url: 'http://127.0.0.1:9', allowInsecure: true }] }),
     ).not.toThrow();

@@ -31,6 +31,13 @@ describe('retrySlots', () => {
     expect(retrySlots({ percent: 0, minConcurrency: 0 }, 100)).toBe(0);
   });
 
+  it('counts exactly, without floating-point loss: 29% of 100 is 29, 58% of 50 is 29, 70% of 90 is 63', () => {
+    expect(retrySlots({ percent: 29, minConcurrency: 0 }, 100)).toBe(29);
+    expect(retrySlots({ percent: 57, minConcurrency: 0 }, 100)).toBe(57);
+    expect(retrySlots({ percent: 58, minConcurrency: 0 }, 50)).toBe(29);
+    expect(retrySlots({ percent: 70, minConcurrency: 0 }, 90)).toBe(63);
+  });
+
   it('a request keeps its slot until it is released, and claims it again at no cost', () => {
     const slots = createRetrySlots({ percent: 0, minConcurrency: 1 });
     expect(slots.claim('a', 5)).toBe(true);

@@ -33,6 +33,7 @@ import type {
   TransportRequest,
   TransportResult,
 } from '../../src/index.js';
+import { simulatedClock } from '../../src/index.js';
 import { closedPort, selfSignedCert, useLoopback, type TlsMaterial } from '../helpers/loopback-server.js';
 import {
   attempt,
@@ -95,8 +96,9 @@ export interface TransportContractOptions {
    */
   exactResults?: boolean;
   /**
-   * The transport honours `request.connectTimeoutMs` itself: `connect-timeout`, requestSent `no`,
-   * within a second for a 100 ms limit when a TLS handshake is never answered. Off for fetch, which
+   * The transport honours `request.connectTimeoutMs` itself, timed on the clock it was given:
+   * `connect-timeout`, requestSent `no`, exactly when a simulated clock passes a 100 ms limit on a
+   * TLS handshake that is never answered (not a millisecond earlier). Off for fetch, which
    * leaves it to the engine's attempt timeout (undici's own is a fixed 10 s).
    * @default false
    */
@@ -292,14 +294,27 @@ export function describeTransportContract(
       });
 
       if (connectTimeout) {
-        it('reports connect-timeout with requestSent no when the TLS handshake never finishes', async () => {
+        it('reports connect-timeout with requestSent no when the TLS handshake never finishes, at connectTimeoutMs on its clock', async () => {
           // The peer accepts the TCP connection but never answers the ClientHello. The transport times
-          // this itself, so it knows the phase even when it is otherwise opaque.
-          const server = await serveRaw((socket) => socket.resume());
-          const startedAt = performance.now();
-          const result = expectError(
-            await send(attempt(`https://127.0.0.1:${server.port}/x`, { connectTimeoutMs: 100 })),
-          );
+          // this itself, so it knows the phase even when it is otherwise opaque. Its clock is simulated:
+          // the limit passes when the test moves it, not after a real wait.
+          let helloSeen = (): void => {};
+          const hello = new Promise<void>((resolve) => (helloSeen = resolve));
+          const server = await serveRaw((socket) => {
+            socket.once('data', helloSeen);
+            socket.resume();
+          });
+          const clock = simulatedClock();
+          const made = closeAfter(make({ clock }));
+          let settled = false;
+          const sending = made.send(attempt(`https://127.0.0.1:${server.port}/x`, { connectTimeoutMs: 100 }));
+          void sending.then(() => (settled = true));
+          await hello; // the handshake has begun, and is never answered
+          await clock.increment(99);
+          expect(settled, 'settled before connectTimeoutMs').toBe(false);
+          await clock.increment(1);
+          expect(settled, 'not settled at connectTimeoutMs').toBe(true);
+          const result = expectError(await sending);
           expect(result).toMatchObject({ phase: 'connect-timeout', requestSent: 'no' });
           if (exactResults) {
             expect(result).toEqual({
@@ -309,7 +324,7 @@ export function describeTransportContract(
               message: `no TLS handshake to 127.0.0.1:${server.port} within 100 ms`,
             });
           }
-          expect(performance.now() - startedAt).toBeLessThan(1_000);
+          expect(clock.pending(), 'timers left on the clock once send resolved').toBe(0);
           await server.waitForNoSockets();
         });
       }

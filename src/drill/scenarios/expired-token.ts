@@ -56,7 +56,7 @@ export const expiredToken: DrillScenario = {
     );
     drill.expectEqual('no backoff wait was scheduled', drill.waitsMs(), []);
     drill.check(
-      'no decision event carries a token (rule 9)',
+      'no decision event carries a token (docs/rules.md, rule 9)',
       ![EXPIRED_TOKEN, FRESH_TOKEN].some((token) => JSON.stringify(drill.events).includes(token)),
     );
 
