@@ -267,12 +267,16 @@ describe('lifetime: durable', () => {
     }
     expect(await shared.list()).toHaveLength(10);
     net.set('online');
-    await settled(a, Promise.all([a.client.outbox.flush(), b.client.outbox.flush()]));
-    // Whoever held the lease sent; the other waits for it, then finds the rest (it reads the store again).
-    for (let i = 0; i < 5 && (await shared.list()).length > 0; i++) {
-      await a.clock.increment(15_000);
-      await settled(a, Promise.all([a.client.outbox.flush(), b.client.outbox.flush()]));
-    }
+    // Whoever takes the lease sends; the other's flush waits for it (asking every 100 ms, up to flushWaitMs),
+    // takes it once the first is idle, and reads the store again: nothing is left, nothing sent twice.
+    const flushed = Promise.all([a.client.outbox.flush(), b.client.outbox.flush()]);
+    let done = false;
+    void flushed.then(() => (done = true));
+    for (let i = 0; i < 50 && !done; i++) await a.clock.increment(100);
+    const results = await flushed;
+    expect(results.map((r) => r.pending)).toEqual([0, 0]);
+    expect(results[0].sent + results[1].sent).toBe(10);
+    expect(a.clock.now()).toBeLessThan(5_000);
     const sent = [...a.transport.calls, ...b.transport.calls].map((call) => call.body).sort();
     expect(sent).toEqual(['"a0"', '"a1"', '"a2"', '"a3"', '"a4"', '"b0"', '"b1"', '"b2"', '"b3"', '"b4"']);
     expect(await shared.list()).toEqual([]);
