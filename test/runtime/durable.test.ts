@@ -346,7 +346,7 @@ describe('durable work with a store that never answers (issue 11)', () => {
     const hold =
       <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
       (...args: A) =>
-        new Promise<R>((resolve, reject) => waiting.push(() => fn(...args).then(resolve, reject)));
+        new Promise<R>((resolve, reject) => waiting.push(() => void fn(...args).then(resolve, reject)));
     const store: OutboxStore = { ...base, add: hold(base.add), close: () => new Promise(() => undefined) };
     return { store, base, release: () => waiting.splice(0).forEach((go) => go()) };
   }
