@@ -210,7 +210,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   };
 
   const sendEntry = async (
-    { id }: SendEntryInput,
+    { id, attempt }: SendEntryInput,
     signal: AbortSignal,
   ): Promise<SendResult | 'missing' | 'skipped'> => {
     let entry: OutboxEntry | undefined;
@@ -232,6 +232,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       };
     }
     if (!entry) return 'missing';
+    // Another runner moved the entry on since this one counted the attempt (sent it, counted more attempts,
+    // dead-lettered it): it is not this runner's to send. Forgotten here; a rescan reads it as the store has it.
+    if (entry.status !== 'pending' || entry.attempts !== attempt) return 'missing';
     // Offline since the machine started this send: send nothing (rule 6); the counted attempt is kept.
     if (!online()) return 'skipped';
     return options.send(entry, signal);
