@@ -2,6 +2,7 @@
 // Exports are listed by name on purpose; anything not here is internal.
 export { createFailoverClient } from './runtime/create-failover-client.js';
 export type { FailoverClient, FetchInit, ClientOutbox } from './runtime/create-failover-client.js';
+export type { FlushResult, FlushReason } from './runtime/flush-result.js';
 export type {
   FailoverClientOptions,
   OriginConfig,

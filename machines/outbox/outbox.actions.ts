@@ -119,18 +119,22 @@ export function recordLoaded({ context }: Args, output: LoadEntriesOutput): Outb
 /**
  * The store read again on taking the lease: entries other tabs or processes wrote (and may have left behind when
  * they closed) join the queue, in the store's order. Entries this runner knows keep its own record (it may be
- * sending them); none is dropped.
+ * sending them). When the read is `complete`, one the store no longer has (the app removed it, or another runner
+ * finished it) is forgotten, unless its write or send is in flight (that finds out, `entry.missing`) or it was
+ * written during the read (`output.keep`).
  */
 export function recordRescanned({ context }: Args, output: LoadEntriesOutput): OutboxStep {
   const now = later(context, output.at);
   const known = new Map(context.entries.map((e) => [e.id, e]));
   const stored = new Set(output.entries.map((record) => record.id));
+  const keep = new Set(output.keep ?? []);
   const added = output.entries.filter((record) => !known.has(record.id));
-  if (added.length === 0) return { changes: { now }, emit: [] };
-  const entries = [
-    ...output.entries.map((record) => known.get(record.id) ?? summarize(record)),
-    ...context.entries.filter((e) => !stored.has(e.id)),
-  ];
+  const left = context.entries.filter(
+    (e) => !stored.has(e.id) && (output.complete !== true || isInFlight(e) || keep.has(e.id)),
+  );
+  const gone = context.entries.length - (output.entries.length - added.length) - left.length;
+  if (added.length === 0 && gone === 0) return { changes: { now }, emit: [] };
+  const entries = [...output.entries.map((record) => known.get(record.id) ?? summarize(record)), ...left];
   return { changes: { now, entries }, emit: [changed(entries, now)] };
 }
 

@@ -152,7 +152,8 @@ export const outboxMachine = setup({
             },
             waitingForLease: {
               description:
-                'Another tab or process holds the lease (or the store did not answer): asks again after leaseRetry.',
+                'Another tab or process holds the lease (or the store did not answer): asks again after leaseRetry, or at once when flush() asks (outbox.askForLease).',
+              on: { 'outbox.askForLease': { target: 'released' } },
               after: { leaseRetry: { target: 'released' } },
             },
             held: {

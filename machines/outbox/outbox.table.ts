@@ -135,7 +135,10 @@ export const outboxTable: MachineTable = {
       type: 'atomic',
       parent: 4,
       after: [{ delay: 'leaseRetry', event: 'xstate.after.leaseRetry.outbox.running.lease.waitingForLease' }],
-      on: { 'xstate.after.leaseRetry.outbox.running.lease.waitingForLease': [{ targets: [5] }] },
+      on: {
+        'outbox.askForLease': [{ targets: [5] }],
+        'xstate.after.leaseRetry.outbox.running.lease.waitingForLease': [{ targets: [5] }],
+      },
     },
     {
       id: 'outbox.running.lease.held',

@@ -161,6 +161,16 @@ export interface CommitEntryInput {
 /** `loadEntries`' output: every stored entry, in the store's order. */
 export interface LoadEntriesOutput {
   entries: readonly OutboxEntryRecord[];
+  /**
+   * `entries` is all the store holds, so a rescan forgets an entry that is not among them (the app removed it,
+   * or another runner finished it). The default actor, which has no store, leaves it out.
+   */
+  complete?: boolean | undefined;
+  /**
+   * Ids written to the store while it was being read: the read may have missed them, so a rescan does not take
+   * their absence for a removal.
+   */
+  keep?: readonly string[] | undefined;
   at?: number | undefined;
 }
 
@@ -183,6 +193,11 @@ export type OutboxMachineEvent =
   /** Puts a dead entry back in the queue, attempts reset. */
   | { type: 'outbox.retry'; id: string; at?: number | undefined }
   | { type: 'connectivity.changed'; online: boolean; at?: number | undefined }
+  /**
+   * Asks for the lease again now, without waiting out `leaseRetry`: `flush()` waiting for a lease that another
+   * live runner holds (it gives it back when idle; a dead holder's lease is free at once).
+   */
+  | { type: 'outbox.askForLease'; at?: number | undefined }
   | { type: 'outbox.close' }
   /** From `sendEntry`: the send ended. */
   | { type: 'send.ended'; id: string; result: SendResult; at?: number | undefined }

@@ -41,6 +41,7 @@ export const defaultPolicy: Readonly<Policy> = deepFreeze<Policy>({
     maxAgeMs: 604_800_000,
     order: 'fifo',
     concurrency: 1,
+    flushWaitMs: 5_000,
   },
   cache: { maxAgeMs: 86_400_000, maxEntries: 100 },
 });

@@ -187,6 +187,13 @@ export interface DurablePolicy {
   order: 'fifo' | 'per-key';
   /** Entries sent at the same time, with `order: 'per-key'` (with `'fifo'` the head of the queue goes alone). @default 1 */
   concurrency: number;
+  /**
+   * How long `client.outbox.flush()` waits for the outbox lease while another live tab or process holds it
+   * (it is sending; it gives the lease back once it is idle). Then flush resolves with
+   * `reason: 'lease-held'`. A lease whose holder died is free at once, and `0` never waits.
+   * @default 5000
+   */
+  flushWaitMs: number;
 }
 
 /** What `definePolicy` and `createFailoverClient({ policy })` accept: any part of a policy. */

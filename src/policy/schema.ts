@@ -159,6 +159,7 @@ export const policyInputSchema = group({
       maxAgeMs: positiveMs,
       order: z.optional(z.enum(['fifo', 'per-key'], withMessages)),
       concurrency: z.optional(integer(z.gte(1), 100)),
+      flushWaitMs: waitMs,
     }),
   ),
   cache: z.optional(group({ maxAgeMs: positiveMs, maxEntries: z.optional(integer(z.gte(1), 100_000)) })),

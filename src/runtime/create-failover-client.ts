@@ -22,6 +22,7 @@ import type { RunOutput } from './durable-entry.js';
 import type { ClientOutbox, DurableStart } from './durable-work.js';
 import { lazyPart } from './lazy-part.js';
 import { closedError } from '../stores/closed-error.js';
+import { STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEventDraft, EmitRequestEvent } from './decision-events.js';
 import {
@@ -56,7 +57,8 @@ export interface FailoverClient {
   readonly outbox: ClientOutbox;
   /**
    * Ends every request in flight (`cancelled`; durable work stays in the store), stops every timer, probe and
-   * send, and closes the transport and the store.
+   * send, and closes the transport and the store. It waits for the store at most `STORE_WAIT_MS` (1 s) a
+   * call, on the client's clock: a store that never answers cannot hang it.
    */
   close(): Promise<void>;
 }
@@ -288,8 +290,9 @@ function createClient(
   const outbox: ClientOutbox = {
     size: outboxMethod('size', 0),
     list: outboxMethod('list', []),
-    flush: outboxMethod('flush', undefined),
+    flush: outboxMethod('flush', { sent: 0, failed: 0, pending: 0 }),
     retry: outboxMethod('retry', false),
+    remove: outboxMethod('remove', false),
   };
 
   /** Drops the transport's pooled connections; a transport whose reset throws still lets requests hear the hint. */
@@ -535,13 +538,27 @@ function createClient(
       // first, their reactions being registered earlier: a durable one is written to the store, a cached one
       // starts its interactive request; both then end below as the others do.
       const [work] = await Promise.all([durable.close(), cached.close()]);
-      // The outbox first: it aborts its sends (their entries stay stored) and waits for its store writes.
-      await work?.close();
+      // What needs no store goes first: the outbox stops its machine at once (aborting its sends, whose entries
+      // stay stored), then every request is cancelled, the probes stop and the transport closes. Only then is
+      // the store waited for, and never longer than STORE_WAIT_MS a call: one that never answers must not
+      // hang the app's shutdown.
+      const outboxClosed = work?.close();
       const pending = [...inFlight.values()];
       for (const entry of pending) entry.running?.cancel();
       monitor.stop();
       await Promise.allSettled(pending.flatMap((entry) => (entry.running ? [entry.running.done] : [])));
-      await Promise.allSettled([transport.close?.(), (store ?? work?.store)?.close()]);
+      const transportClosed = Promise.resolve(transport.close?.()).catch(() => undefined);
+      await outboxClosed;
+      const storeToClose = store ?? work?.store;
+      await Promise.all([
+        transportClosed,
+        storeToClose &&
+          settledWithin(
+            clock,
+            Promise.resolve().then(() => storeToClose.close()),
+            STORE_WAIT_MS,
+          ),
+      ]);
     },
   };
 }

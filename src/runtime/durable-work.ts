@@ -13,6 +13,8 @@ import { outboxDecisionEvent } from './outbox-decision-event.js';
 import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
 import { isMendable } from '../policy/mendable.js';
 import { createOutboxRunner } from './outbox-runner.js';
+import type { FlushResult } from './flush-result.js';
+import { STORE_WAIT_MS } from './bounded-wait.js';
 import type { PreparedRequest } from './prepare-request.js';
 import type { MachineRunner } from '../engine/machine-runner.js';
 
@@ -24,11 +26,18 @@ export interface ClientOutbox {
   list(): Promise<OutboxEntry[]>;
   /**
    * Sends every waiting entry now, backoff or not (but in order, not while offline, and never before a server's
-   * Retry-After), and resolves when those sends have ended and their outcomes are stored.
+   * Retry-After), and resolves when those sends have ended and their outcomes are stored, with what was sent,
+   * dead-lettered and is still pending, and why (`reason`). While another live tab or process holds the lease it
+   * waits for it, up to `policy.durable.flushWaitMs`.
    */
-  flush(): Promise<void>;
+  flush(): Promise<FlushResult>;
   /** Puts a dead-lettered entry back in the queue with its attempts reset; `false` if it is not a dead entry. */
   retry(id: string): Promise<boolean>;
+  /**
+   * Removes an entry, pending or dead-lettered, from the store and the outbox (a send in flight for it is
+   * aborted); `false` if the store did not have it.
+   */
+  remove(id: string): Promise<boolean>;
 }
 
 /**
@@ -97,6 +106,8 @@ export function createDurableWork(deps: {
   const store = deps.store ?? memoryStore();
   /** A durable request waiting for its first send's outcome, by entry id. */
   const sendWaiters = new Map<string, (output: RunOutput) => void>();
+  /** Durable requests whose entry is being written: close() ends them (the store may never answer). */
+  const writing = new Set<() => void>();
   let outboxSize = 0;
 
   const outbox = createOutboxRunner({
@@ -143,17 +154,53 @@ export function createDurableWork(deps: {
     start.onExpired(() => end('budget-exhausted'));
     const onAbort = () => end('cancelled');
     prepared.signal?.addEventListener('abort', onAbort, { once: true });
+    // Aborted when the request ends before its entry is written: a late write is then taken back.
+    const abandoned = new AbortController();
+    let giveUp!: () => void;
+    const givenUp = new Promise<false>((resolve) => (giveUp = () => resolve(false)));
+    const closed = () => (end('cancelled'), giveUp());
     try {
-      try {
-        await outbox.enqueue(entryOf(prepared, entryId, startedAt));
-      } catch (cause) {
-        throw new FailwiseError(
-          'failwise: the durable request could not be written to the store; nothing was sent',
-          {
-            cause,
-          },
+      writing.add(closed);
+      const written = outbox.enqueue(entryOf(prepared, entryId, startedAt), abandoned.signal).then(
+        () => true,
+        (cause: unknown) => {
+          throw new FailwiseError(
+            'failwise: the durable request could not be written to the store; nothing was sent',
+            { cause },
+          );
+        },
+      );
+      // A store that does not answer within the budget (or before close()) must not hold the request: it
+      // fails, nothing sent, rather than `deferred`, which would say the entry is stored. A budget spent before
+      // the write began (durable work was loading) leaves the write STORE_WAIT_MS.
+      if (ended === undefined) void woken.then(giveUp);
+      else {
+        const timer = clock.setTimeout(giveUp, STORE_WAIT_MS);
+        void written.then(
+          () => clock.clearTimeout(timer),
+          () => clock.clearTimeout(timer),
         );
       }
+      if (!(await Promise.race([written, givenUp]))) {
+        abandoned.abort();
+        written.catch(() => undefined);
+        const reason = typeof ended === 'string' ? ended : 'budget-exhausted';
+        emit('failed', undefined, 0, { reason, failureClass: 'unexpected' });
+        return {
+          status: 'failed',
+          reason,
+          failure: {
+            class: 'unexpected',
+            requestSent: 'no',
+            origin: deps.primary,
+            message:
+              'the store did not answer store.add before the request ended; nothing was stored or sent',
+          },
+          attempts: 0,
+          elapsedMs: clock.now() - startedAt,
+        };
+      }
+      writing.delete(closed);
       if (prepared.signal?.aborted) onAbort();
       if (isOffline()) return deferred('offline');
       const started = await Promise.race([outbox.started(entryId), woken.then(() => true)]);
@@ -171,6 +218,7 @@ export function createDurableWork(deps: {
         });
       return { ...output, elapsedMs };
     } finally {
+      writing.delete(closed);
       start.clear();
       sendWaiters.delete(entryId);
       prepared.signal?.removeEventListener('abort', onAbort);
@@ -203,8 +251,12 @@ export function createDurableWork(deps: {
       list: () => outbox.list(),
       flush: () => outbox.flush(),
       retry: (id) => outbox.retry(id),
+      remove: (id) => outbox.remove(id),
     },
     store,
-    close: () => outbox.close(),
+    close: () => {
+      for (const end of [...writing]) end();
+      return outbox.close();
+    },
   };
 }

@@ -22,6 +22,8 @@ import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { matchesValue } from '../engine/lean-actor.js';
+import { STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
+import { flushResultOf, type FlushFacts, type FlushResult } from './flush-result.js';
 
 /**
  * How long this runner's lease on the store lasts: 30 s. It is renewed every 10 s while the runner sends, and
@@ -29,6 +31,12 @@ import { matchesValue } from '../engine/lean-actor.js';
  * closed tab) holds it at most this long. Another runner asks again every 15 s.
  */
 export const OUTBOX_LEASE_TTL_MS = 30_000;
+
+/**
+ * While `flush()` waits for a lease another live runner holds (up to `policy.durable.flushWaitMs`), it asks
+ * again this often: the holder gives it back as soon as it is idle, and a dead holder's lease is free at once.
+ */
+export const FLUSH_LEASE_POLL_MS = 100;
 
 /** A stored entry keeps its last this many failures (`OutboxEntry.failures`). */
 export const MAX_STORED_FAILURES = 20;
@@ -55,8 +63,12 @@ export interface OutboxRunnerOptions {
 }
 
 export interface OutboxRunner {
-  /** Writes the entry to the store, then hands it to the scheduler. Rejects (and schedules nothing) when the write fails. */
-  enqueue(entry: OutboxEntry): Promise<void>;
+  /**
+   * Writes the entry to the store, then hands it to the scheduler. Rejects (and schedules nothing) when the write
+   * fails. When `abandoned` has aborted by the time the write lands (its request ended without it), the entry is
+   * removed again instead: nothing is sent for it.
+   */
+  enqueue(entry: OutboxEntry, abandoned?: AbortSignal): Promise<void>;
   /** Entries in the store, dead ones included. */
   size(): Promise<number>;
   /** Every stored entry, dead ones included, in the order they were added. */
@@ -64,9 +76,11 @@ export interface OutboxRunner {
   /**
    * Makes every pending entry due now (backoff ignored; connectivity, order, concurrency and the lease not) and
    * resolves when the sends it started have ended and their outcomes are written: nothing is in flight and
-   * nothing more can start now.
+   * nothing more can start now. While another live runner holds the lease it asks again every
+   * `FLUSH_LEASE_POLL_MS`, up to `policy.durable.flushWaitMs`. Resolves with what it sent, what it
+   * dead-lettered, what is still pending and why.
    */
-  flush(): Promise<void>;
+  flush(): Promise<FlushResult>;
   /**
    * Resolves `true` once this runner has begun sending the entry (counting its attempt, sending, or writing the
    * outcome), `false` when it is not going to start now: it waits for its turn, for connectivity or for the
@@ -80,9 +94,14 @@ export interface OutboxRunner {
    */
   retry(id: string): Promise<boolean>;
   /**
+   * Removes an entry from the store, pending or dead, and from the scheduler (a send in flight for it is
+   * aborted). Resolves `true` when the store had it.
+   */
+  remove(id: string): Promise<boolean>;
+  /**
    * Stops the scheduler (aborting sends in flight; their entries stay in the store, attempts counted), stops
-   * listening to connectivity, waits for store writes already started, and gives the lease back. No timer is
-   * left. The store stays open. Closing twice is harmless.
+   * listening to connectivity, waits for store writes already started, and gives the lease back; each wait on
+   * the store at most `STORE_WAIT_MS`. No timer is left. The store stays open. Closing twice is harmless.
    */
   close(): Promise<void>;
 }
@@ -194,7 +213,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   };
 
   const sendEntry = async (
-    { id }: SendEntryInput,
+    { id, attempt }: SendEntryInput,
     signal: AbortSignal,
   ): Promise<SendResult | 'missing' | 'skipped'> => {
     let entry: OutboxEntry | undefined;
@@ -216,6 +235,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       };
     }
     if (!entry) return 'missing';
+    // Another runner moved the entry on since this one counted the attempt (sent it, counted more attempts,
+    // dead-lettered it): it is not this runner's to send. Forgotten here; a rescan reads it as the store has it.
+    if (entry.status !== 'pending' || entry.attempts !== attempt) return 'missing';
     // Offline since the machine started this send: send nothing (rule 6); the counted attempt is kept.
     if (!online()) return 'skipped';
     return options.send(entry, signal);
@@ -227,16 +249,56 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     for (const waiter of [...waiters]) waiter();
   };
   let failure: unknown;
+  // The machine's first steps (during start) run before `machine` is assigned.
+  let started = false;
+  /**
+   * Ids written since a read of the store began (`LoadEntriesOutput.keep`), one list per read. The list is the
+   * read's output itself, and grows until the machine has taken that output in: an entry enqueued after the read
+   * resolved but before the machine saw it is not taken for removed.
+   */
+  const reads = new Set<string[]>();
+  const loadEntries = async () => {
+    const keep: string[] = [];
+    reads.add(keep);
+    try {
+      // The machine gets summaries, never the stored requests (their queries, headers, bodies and keys).
+      return { entries: (await tracked(store.list())).map(entryRecordOf), complete: true, keep, at: now() };
+    } catch (error) {
+      reads.delete(keep);
+      throw error;
+    }
+  };
+  /** The machine took the reads in once it is neither loading nor rescanning. */
+  const settleReads = () => {
+    if (started && !machine.matches('loading') && !machine.matches({ running: { lease: 'rescanning' } }))
+      reads.clear();
+  };
+  /** The store's last answer to a lease request: what a flush that ends waiting for the lease reports. */
+  let leaseAnswer: FlushFacts['lease'] = 'free';
+  const askLease = async (ttlMs: number) => {
+    try {
+      const held = await tracked(store.acquireLease(owner, ttlMs, now()));
+      leaseAnswer = held ? 'free' : 'refused';
+      return { held, at: now() };
+    } catch (error) {
+      leaseAnswer = 'failed';
+      throw error;
+    }
+  };
+  /** The counts of each flush in progress: entries sent and dead-lettered while it runs. */
+  const flushCounts = new Set<{ sent: number; failed: number }>();
+  const count = (event: OutboxMachineEmitted) => {
+    for (const counts of flushCounts) {
+      if (event.type === 'entry-sent') counts.sent += 1;
+      if (event.type === 'entry-dead-lettered') counts.failed += 1;
+    }
+  };
   const machine: MachineRun<OutboxMachineContext> = (options.runner ?? leanRunner).start(outboxDefinition, {
     input: { policy, now: now(), online: online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS },
     clock,
     actors: {
-      // The machine gets summaries, never the stored requests (their queries, headers, bodies and keys).
-      loadEntries: async () => ({ entries: (await tracked(store.list())).map(entryRecordOf), at: now() }),
-      acquireLease: async ({ ttlMs }: AcquireLeaseInput) => ({
-        held: await tracked(store.acquireLease(owner, ttlMs, now())),
-        at: now(),
-      }),
+      loadEntries,
+      acquireLease: ({ ttlMs }: AcquireLeaseInput) => askLease(ttlMs),
       releaseLease: () => tracked(store.releaseLease(owner)),
     },
     spawned: {
@@ -246,18 +308,24 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
         replyOf(sendEntry, sendEntryReply, input, signal, now),
     },
     onEmit: (event) => {
+      count(event as OutboxMachineEmitted);
       try {
         options.onEmitted?.(event as OutboxMachineEmitted);
       } catch {
         // A listener's failure is its own: the outbox goes on.
       }
     },
-    onChange: wake,
+    onChange: () => {
+      settleReads();
+      wake();
+    },
     onEnd: (end) => {
       if (end.status === 'error') failure = end.error;
       wake();
     },
   });
+
+  started = true;
 
   let closing: Promise<void> | undefined;
   const unsubscribe = connectivity?.subscribe((hint) => {
@@ -285,21 +353,66 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       throw new StateError(`failwise outbox: the scheduler stopped on an error`, { cause: failure });
   };
 
+  /** Pauses of flushes waiting for the lease: close() ends them. */
+  const pauses = new Set<() => void>();
+  const pause = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const end = () => {
+        pauses.delete(end);
+        clock.clearTimeout(timer);
+        resolve();
+      };
+      const timer = clock.setTimeout(end, ms);
+      pauses.add(end);
+    });
+  /** Quiet, with entries waiting, because another live runner refused the lease. */
+  const waitsForLease = (s: OutboxRun) =>
+    s.status === 'active' &&
+    s.matches({ running: { lease: 'waitingForLease' } }) &&
+    leaseAnswer === 'refused' &&
+    s.context.entries.some((e) => e.status !== 'dead');
+
   return {
-    async enqueue(entry) {
+    async enqueue(entry, abandoned) {
       assertOpen('enqueue');
       // Written first (CONTRACT rule 10): the scheduler only hears of entries the store already has.
       await tracked(store.add(entry));
+      // Its request ended while the write was under way (the budget ran out, or the client closed): the request
+      // said nothing was stored, so nothing may be sent.
+      if (abandoned?.aborted) return void (await tracked(store.remove(entry.id)));
+      for (const keep of reads) keep.push(entry.id);
       if (!closing) machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: now() });
     },
     size: async () => (await store.list()).length,
     list: () => store.list(),
     async flush() {
       assertOpen('flush');
-      const loaded = await until((s) => !s.matches('loading'));
-      if (loaded.status !== 'active' || loaded.matches('loadFailed')) return;
-      machine.send({ type: 'outbox.flush', at: now() });
-      await until(isQuiet);
+      const counts = { sent: 0, failed: 0 };
+      flushCounts.add(counts);
+      try {
+        let quiet = await until((s) => !s.matches('loading'));
+        const deadline = now() + policy.durable.flushWaitMs;
+        if (quiet.status === 'active' && !quiet.matches('loadFailed')) {
+          machine.send({ type: 'outbox.flush', at: now() });
+          quiet = await until(isQuiet);
+          // Another live runner holds the lease: it gives it back once idle (a dead one's is free at once).
+          while (!closing && waitsForLease(quiet) && now() < deadline) {
+            await pause(Math.min(FLUSH_LEASE_POLL_MS, deadline - now()));
+            if (closing) break;
+            machine.send({ type: 'outbox.flush', at: now() });
+            machine.send({ type: 'outbox.askForLease', at: now() });
+            quiet = await until(isQuiet);
+          }
+        }
+        return flushResultOf(quiet.context, {
+          ...counts,
+          online: online(),
+          loadFailed: quiet.matches('loadFailed'),
+          lease: quiet.matches({ running: { lease: 'waitingForLease' } }) ? leaseAnswer : 'free',
+        });
+      } finally {
+        flushCounts.delete(counts);
+      }
     },
     async started(id) {
       const begun = (s: OutboxRun) => {
@@ -320,15 +433,28 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       const status = after.context.entries.find((e) => e.id === id)?.status;
       return status !== undefined && status !== 'dead';
     },
+    async remove(id) {
+      assertOpen('remove');
+      const had = (await tracked(store.get(id))) !== undefined;
+      await tracked(store.remove(id));
+      // The scheduler forgets it, and stops a send or write in flight for it.
+      if (!closing) machine.send({ type: 'entry.missing', id, at: now() });
+      return had;
+    },
     close() {
       closing ??= (async () => {
         unsubscribe?.();
+        for (const end of [...pauses]) end();
         machine.send({ type: 'outbox.close' });
         // Stopping the machine clears its timers and stops its children (aborting sends in flight).
         machine.stop();
         wake();
-        while (inFlight.size > 0) await Promise.all([...inFlight]);
-        await store.releaseLease(owner).catch(() => undefined);
+        // Writes already started are waited for, so that none is cut in half, but not forever: a store that
+        // never answers must not hang the app's shutdown (a write cut off is as a crash leaves it).
+        while (inFlight.size > 0) {
+          if (!(await settledWithin(clock, Promise.all([...inFlight]), STORE_WAIT_MS))) break;
+        }
+        await settledWithin(clock, store.releaseLease(owner), STORE_WAIT_MS);
       })();
       return closing;
     },

@@ -132,11 +132,52 @@ function prepare(db: BetterSqlite3.Database) {
       ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
       WHERE failwise_lease.owner = excluded.owner OR failwise_lease.expires_at <= @now
     `),
+    // The lease is free (no live process holds the lock): whatever row is there was left by a holder that died.
+    takeLease: db.prepare<[{ owner: string; expiresAt: number }]>(`
+      INSERT INTO failwise_lease (id, owner, expires_at) VALUES (1, @owner, @expiresAt)
+      ON CONFLICT (id) DO UPDATE SET owner = excluded.owner, expires_at = excluded.expires_at
+    `),
     releaseLease: db.prepare<[string]>('DELETE FROM failwise_lease WHERE id = 1 AND owner = ?'),
   };
 }
 
-type Handle = ReturnType<typeof prepare>;
+type Handle = ReturnType<typeof prepare> & { lock: LeaseLock | undefined };
+
+/**
+ * The lock that makes the lease die with its holder: an exclusive SQLite lock on a side file
+ * (`<path>-lease`), held by a connection of its own for as long as this store holds the lease. SQLite's
+ * locks are the operating system's file locks, which the OS drops when the process dies (a crash, a
+ * SIGKILL), so another process that can take the lock knows no live process holds the lease, whatever the
+ * lease row says. The connection never waits (busy_timeout 0): better-sqlite3 calls block the thread.
+ */
+interface LeaseLock {
+  /** Takes the lock, or keeps it; false when another connection (a live process, another store) holds it. */
+  take(): boolean;
+  held(): boolean;
+  release(): void;
+  close(): void;
+}
+
+function leaseLock(db: BetterSqlite3.Database): LeaseLock {
+  return {
+    take() {
+      if (db.inTransaction) return true;
+      try {
+        // EXCLUSIVE in the side file's rollback-journal mode: no other connection may even read it.
+        db.exec('BEGIN EXCLUSIVE');
+        return true;
+      } catch (error) {
+        if ((error as { code?: unknown }).code === 'SQLITE_BUSY') return false;
+        throw error;
+      }
+    },
+    held: () => db.inTransaction,
+    release() {
+      if (db.inTransaction) db.exec('ROLLBACK');
+    },
+    close: () => db.close(),
+  };
+}
 
 /**
  * An `OutboxStore` in a SQLite file, for Node: durable work survives a crash or a restart, and several
@@ -174,8 +215,37 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
 
   let opening: Promise<Handle> | undefined;
   let closed = false;
-  /** Owners that took the lease through this handle: close() gives it up for them. */
-  const held = new Set<string>();
+  /** The owner that holds the lease through this store (and its lock): close() gives it up. */
+  let holder: string | undefined;
+
+  /** The side file's connection, never waiting for a lock (see `LeaseLock`). */
+  function openLock(Database: typeof BetterSqlite3): LeaseLock {
+    return leaseLock(new Database(`${path}-lease`, { timeout: 0 }));
+  }
+
+  function acquire(handle: Handle, owner: string, ttlMs: number, now: number): boolean {
+    const expiresAt = now + ttlMs;
+    const { lock } = handle;
+    if (lock && !lock.held()) {
+      // Held by a live process (or another store on this file): refused, whatever time it is.
+      if (!lock.take()) return false;
+      handle.takeLease.run({ owner, expiresAt });
+      holder = owner;
+      return true;
+    }
+    // This store holds the lock (or has none, ':memory:'): between the owners of this one store, the row's
+    // time to live decides, as it does in memoryStore.
+    if (handle.acquireLease.run({ owner, expiresAt, now }).changes !== 1) return false;
+    holder = owner;
+    return true;
+  }
+
+  function release(handle: Handle, owner: string): void {
+    handle.releaseLease.run(owner);
+    if (holder !== owner) return;
+    holder = undefined;
+    handle.lock?.release();
+  }
 
   async function open(): Promise<Handle> {
     const Database = await loadDriver(load);
@@ -196,7 +266,7 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
       // cut, and an entry whose add() resolved must survive one (CONTRACT rule 10): durability wins.
       db.pragma('synchronous = FULL');
       migrate(db, path);
-      return prepare(db);
+      return { ...prepare(db), lock: path === ':memory:' ? undefined : openLock(Database) };
     } catch (error) {
       db.close();
       if (error instanceof FailwiseError) throw error;
@@ -210,7 +280,11 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
   async function call<T>(method: string, fn: (handle: Handle, who: string) => T): Promise<T> {
     const who = `sqliteStore.${method}`;
     if (closed) throw closedError(who);
-    const handle = await (opening ??= open());
+    // A failed open is not kept: the next call opens again (the directory may exist by then, the disk have room).
+    const handle = await (opening ??= open().catch((error: unknown) => {
+      opening = undefined;
+      throw error;
+    }));
     if (closed) throw closedError(who);
     try {
       return fn(handle, who);
@@ -248,15 +322,9 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
     acquireLease: (owner, ttlMs, now) =>
       call('acquireLease', (handle, who) => {
         checkLease(who, owner, ttlMs, now);
-        const acquired = handle.acquireLease.run({ owner, expiresAt: now + ttlMs, now }).changes === 1;
-        if (acquired) held.add(owner);
-        return acquired;
+        return acquire(handle, owner, ttlMs, now);
       }),
-    releaseLease: (owner) =>
-      call('releaseLease', (handle) => {
-        handle.releaseLease.run(owner);
-        held.delete(owner);
-      }),
+    releaseLease: (owner) => call('releaseLease', (handle) => release(handle, owner)),
     close: async () => {
       if (closed) return;
       closed = true;
@@ -264,9 +332,10 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
       const handle = await opening.catch(() => undefined);
       if (handle === undefined) return;
       try {
-        // A lease taken through this handle is given up, as closing a browser tab frees its Web Lock.
-        for (const owner of held) handle.releaseLease.run(owner);
+        // A lease taken through this store is given up, as closing a browser tab frees its Web Lock.
+        if (holder !== undefined) release(handle, holder);
       } finally {
+        handle.lock?.close();
         handle.db.close();
       }
     },

@@ -519,6 +519,22 @@ describe.skipIf(chromiumSkipReason !== undefined)('indexedDbStore in headless Ch
     expect(pageErrors()).toEqual([]);
   });
 
+  it('frees the Web Lock of a tab whose renderer crashes: another tab takes the lease at once', async () => {
+    const a = await openTab();
+    const b = await openTab(a.context);
+    const name = uniqueName();
+    await a.open(name);
+    await b.open(name);
+    expect(await b.acquireLease('tab-b', 1_000, 0)).toBe(true);
+    expect(await a.acquireLease('tab-a', 1_000, 1_000_000)).toBe(false);
+    // Tab B's renderer dies as a crash kills it (no unload, no release): the command never answers.
+    const cdp = await a.context.newCDPSession(b.page);
+    void cdp.send('Page.crash').catch(() => undefined);
+    await expect.poll(() => heldNames(a), { timeout: CALL_TIMEOUT_MS }).toEqual([]);
+    expect(await a.acquireLease('tab-a', 1_000, 0)).toBe(true);
+    await a.close();
+  });
+
   it('gives the lease to exactly one of two tabs asking at the same moment', async () => {
     const a = await openTab();
     const b = await openTab(a.context);

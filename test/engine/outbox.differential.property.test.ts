@@ -152,6 +152,9 @@ const answerArb = fc.record({
   pick: fc.nat(5),
   reject: fc.nat(7).map((n) => n === 0),
   entries: fc.array(recordArb, { maxLength: 3 }),
+  /** Ids a read says were written while it ran (`LoadEntriesOutput.keep`). */
+  complete: fc.boolean(),
+  keep: fc.subarray([...IDS], { maxLength: 2 }),
   held: fc.oneof({ weight: 4, arbitrary: fc.constant(true) }, fc.constant(false)),
   commit: fc.oneof(
     { weight: 6, arbitrary: fc.constant({ status: 'committed' as const }) },
@@ -201,6 +204,7 @@ const stimulusArb = fc.oneof(
     arbitrary: fc.record({ kind: fc.constant('enqueue' as const), entry: recordArb, stamp: stampArb }),
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('flush' as const), stamp: stampArb }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('askForLease' as const), stamp: stampArb }) },
   {
     weight: 1,
     arbitrary: fc.record({
@@ -229,7 +233,15 @@ function answerFor(call: Invocation, answer: Answer, at: number): Outcome {
   if (answer.reject) return { ok: false, error: new Error(`${call.src} failed`) };
   switch (call.src) {
     case 'loadEntries':
-      return { ok: true, value: { entries: answer.entries.map((r) => recordAt(r, at)), at } };
+      return {
+        ok: true,
+        value: {
+          entries: answer.entries.map((r) => recordAt(r, at)),
+          complete: answer.complete,
+          keep: answer.keep,
+          at,
+        },
+      };
     case 'acquireLease':
       return { ok: true, value: { held: answer.held, at } };
     case 'releaseLease':
@@ -293,6 +305,9 @@ export async function runOutboxDifferential(
       case 'flush':
         sendBoth(a, b, (at) => ({ type: 'outbox.flush', ...stamped(s.stamp, at) }));
         break;
+      case 'askForLease':
+        sendBoth(a, b, (at) => ({ type: 'outbox.askForLease', ...stamped(s.stamp, at) }));
+        break;
       case 'retry':
         sendBoth(a, b, (at) => ({ type: 'outbox.retry', id: IDS[s.id]!, ...stamped(s.stamp, at) }));
         break;
@@ -315,6 +330,9 @@ export async function runOutboxDifferential(
     pick: 0,
     reject: false,
     entries: [],
+    // Not a full read: the end drains what the machine knows instead of forgetting it.
+    complete: false,
+    keep: [],
     held: true,
     commit: { status: 'committed' },
     send: { result: 'sent' },

@@ -25,7 +25,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
-import { OUTBOX_LEASE_TTL_MS } from '../../src/runtime/outbox-runner.js';
 import type { OutboxEntry } from '../../src/stores/outbox-store.js';
 import { sqliteStore } from '../../src/stores/sqlite-store.js';
 import { seededRandom } from '../../src/drill/seeded-random.js';
@@ -388,16 +387,12 @@ function payloadOf(entry: OutboxEntry): string {
 
 /**
  * After a SIGKILL: the entries the file holds (the next run must resume them), read through the store's own
- * API; and the 30 s lease the dead child still holds (src/runtime/outbox-runner.ts) made to expire, by asking
- * for it at a time past its expiry and giving it back. Without that the next child would wait out the dead
- * one's lease before sending anything.
+ * API. Nothing is done about the lease the dead child held: it died with the child (sqliteStore's lock), so the
+ * next child takes it at once; were it to wait out the 30 s time to live, it would overrun `childLimitMs`.
  */
 async function afterKill(path: string): Promise<OutboxEntry[]> {
   const store = sqliteStore(path);
   try {
-    const owner = 'crash-trials-reaper';
-    await store.acquireLease(owner, 1, Date.now() + OUTBOX_LEASE_TTL_MS + 1_000);
-    await store.releaseLease(owner);
     return await store.list();
   } finally {
     await store.close();
@@ -565,6 +560,7 @@ async function runChain(index: number, kills: number, options: ChainOptions): Pr
   let waiting: string[] = [];
   const submitted = new Set<string>();
   const accepted = new Set<string>();
+  const refused = new Set<string>();
   /** Payloads whose entry a killed child left in the file: each must be applied exactly once by the end. */
   const stored = new Set<string>();
   let nextPayload = 0;
@@ -598,8 +594,11 @@ async function runChain(index: number, kills: number, options: ChainOptions): Pr
             waiting = waiting.filter((p) => p !== payload);
           }
           if (word === 'accepted' && payload !== undefined) {
-            accepted.add(payload);
             const status = line.split(' ')[2] ?? '?';
+            // `failed`: the store did not take the entry within the request's budget (the fixture's writes never
+            // fail for good): nothing was stored, so it must never be applied.
+            if (status === 'failed') refused.add(payload);
+            else accepted.add(payload);
             result.acceptedAs[status] = (result.acceptedAs[status] ?? 0) + 1;
           }
         },
@@ -644,6 +643,10 @@ async function runChain(index: number, kills: number, options: ChainOptions): Pr
     for (const payload of accepted) {
       const keys = origin.applied.get(payload)?.length ?? 0;
       if (keys !== 1) fail(`payload ${payload} was accepted but applied ${keys} times`);
+    }
+    for (const payload of refused) {
+      const keys = origin.applied.get(payload)?.length ?? 0;
+      if (keys !== 0) fail(`payload ${payload} ended failed (nothing stored) but was applied ${keys} times`);
     }
     for (const payload of stored) {
       const keys = origin.applied.get(payload)?.length ?? 0;
@@ -740,4 +743,84 @@ export function formatReport(report: CrashReport): string {
     `${report.violations.length} violations in ${(report.durationMs / 1000).toFixed(1)} s`,
     ...report.violations.map((violation) => `  - ${violation}`),
   ].join('\n');
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// A restart after a kill mid-sync
+
+export interface RestartTrialResult {
+  /** The first run was SIGKILLed while it held the lease (the origin was handling one of its POSTs). */
+  killed: boolean;
+  /** Entries the file held after the kill: what the restarted run had to send. */
+  left: number;
+  /** The restarted run's `flushed` lines: `[sent, pending, reason]` of each flush, in order. */
+  flushes: Array<[number, number, string]>;
+  /** How long the restarted run took, start to exit, in ms. */
+  restartMs: number;
+  /** Every violation: double applies, payloads lost or applied that were never accepted, a run that failed. */
+  violations: string[];
+}
+
+/**
+ * One trial of CONTRACT's "a lease whose holder died is free at once": a run submits `payloads` durable writes
+ * (deferred after 50 ms, their sends slow), and is SIGKILLed while the origin handles the `killAt`-th POST, its lease
+ * held. A restarted run on the same file (another owner) must send everything in its first flush, without
+ * waiting for the dead run's lease to expire, and every accepted payload must end applied exactly once.
+ */
+export async function runRestartTrial(options: {
+  payloads: number;
+  killAt: number;
+  fixture?: string;
+  childLimitMs?: number;
+}): Promise<RestartTrialResult> {
+  const { payloads, killAt, childLimitMs = 20_000 } = options;
+  const dir = await mkdtemp(join(tmpdir(), 'failwise-restart-'));
+  // Each payload's first POST answers after the attempt timeout: the run's writes are deferred (`--wait=50`)
+  // and queue up behind the first, so the kill leaves several in the file.
+  const origin = await startDedupingOrigin((_, n) => (n === 0 ? 'slow' : 'none'));
+  const violations: string[] = [];
+  try {
+    const bundle = await bundleFixture(options.fixture ?? DEFAULT_FIXTURE, dir);
+    const path = join(dir, 'outbox.db');
+    const names = Array.from({ length: payloads }, (_, i) => `p${i}`);
+    const first = await runChild(
+      bundle,
+      [origin.url, path, '--wait=50', ...names],
+      origin,
+      { mode: 'apply', nth: killAt, delayMs: 'before-answer' },
+      childLimitMs,
+      () => undefined,
+    );
+    const accepted = first.lines.filter((line) => line.startsWith('accepted ')).map((l) => l.split(' ')[1]!);
+    const left = (await afterKill(path)).length;
+    const second = await runChild(
+      bundle,
+      [origin.url, path],
+      origin,
+      { mode: 'none' },
+      childLimitMs,
+      () => undefined,
+    );
+    if (second.code !== 0 || !second.lines.includes('drained'))
+      violations.push(
+        `the restarted run ended with ${second.code ?? second.signal}: ${second.stderr.slice(-800)}`,
+      );
+    for (const payload of accepted) {
+      const keys = origin.applied.get(payload)?.length ?? 0;
+      if (keys !== 1) violations.push(`payload ${payload} was accepted but applied ${keys} times`);
+    }
+    for (const payload of origin.applied.keys())
+      if (!names.includes(payload)) violations.push(`payload ${payload} was applied but never submitted`);
+    violations.push(...origin.violations);
+    const flushes = second.lines
+      .filter((line) => line.startsWith('flushed '))
+      .map((line): [number, number, string] => {
+        const [, sent, pending, reason] = line.split(' ');
+        return [Number(sent), Number(pending), reason ?? '?'];
+      });
+    return { killed: first.killed, left, flushes, restartMs: second.durationMs, violations };
+  } finally {
+    await origin.close();
+    await rm(dir, { recursive: true, force: true });
+  }
 }

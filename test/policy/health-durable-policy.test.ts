@@ -36,6 +36,7 @@ describe('policy.health and policy.durable', () => {
       maxAgeMs: 604_800_000,
       order: 'fifo',
       concurrency: 1,
+      flushWaitMs: 5_000,
     });
     expect(Object.isFrozen(definePolicy().health)).toBe(true);
     expect(definePolicy(defaultPolicy)).toEqual(defaultPolicy);
@@ -61,6 +62,8 @@ describe('policy.health and policy.durable', () => {
     [{ durable: { order: 'lifo' } }, 'policy.durable.order: expected "fifo" or "per-key", got "lifo"'],
     [{ durable: { maxAttempts: 0 } }, 'policy.durable.maxAttempts: expected a number >= 1, got 0'],
     [{ durable: { concurrency: 101 } }, 'policy.durable.concurrency: expected a number <= 100, got 101'],
+    [{ durable: { flushWaitMs: -1 } }, 'policy.durable.flushWaitMs: expected a number >= 0, got -1'],
+    [{ durable: { flushWaitMs: '5000' } }, 'policy.durable.flushWaitMs: expected a number, got "5000"'],
     [
       { health: { suspectAfter: 6, failoverAfter: 5 } },
       'policy.health.suspectAfter: must not exceed policy.health.failoverAfter (5), got 6',

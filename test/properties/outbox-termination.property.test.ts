@@ -1,14 +1,18 @@
 // What this proves: for ANY durable policy (exponential or linear backoff, any initial and maximum wait, 1 to 5
 // attempts, any maximum age, fifo or per-key order, concurrency 1 to 3), ANY sequence of send results (success,
 // retryable and non-retryable failures of every kind, Retry-After values, sends that made several attempts,
-// latencies), ANY interleaving of enqueues, connectivity changes, flushes, retries of dead entries, failed store
-// writes and clock advances, the outbox run through the public runner on a simulated clock:
-// - never sends one entry twice at once, and never runs more than `concurrency` sends at once;
+// latencies), ANY interleaving of enqueues, connectivity changes, flushes, retries of dead entries, removals
+// (through a runner's `remove(id)` or straight from the store, as another tab's app would), another owner
+// holding the lease for a while, failed store writes and clock advances, TWO outbox runners (two tabs or
+// processes) on one store, through the public runner on a simulated clock:
+// - never sends one entry twice at once (across both runners), and never runs more than `concurrency` sends
+//   at once in one runner;
 // - never sends while the connectivity source says offline;
 // - sends an entry at most `maxAttempts` times in one life (a retry of a dead entry starts a new one);
 // - drops nothing: once online and time has passed, every enqueued entry is either removed after a `sent`
-//   result or kept in the store as dead, and none is left pending;
-// - resolves every flush, and leaves no timer once closed.
+//   result, removed by the app, or kept in the store as dead, and none is left pending;
+// - resolves every flush, with a reason whenever something is still pending, and leaves no timer once both
+//   runners are closed.
 import { fc, test } from '@fast-check/vitest';
 import { expect } from 'vitest';
 import type { SendResult } from '../../machines/outbox/outbox.types.js';
@@ -83,17 +87,23 @@ const replyArb = fc.record({
 });
 
 type Command =
-  | { kind: 'enqueue'; orderKey: string | undefined; attempts: number }
+  | { kind: 'enqueue'; runner: number; orderKey: string | undefined; attempts: number }
   | { kind: 'advance'; ms: number }
   | { kind: 'connectivity'; online: boolean }
-  | { kind: 'flush' }
-  | { kind: 'retry'; index: number };
+  | { kind: 'flush'; runner: number }
+  | { kind: 'retry'; runner: number; index: number }
+  | { kind: 'remove'; runner: number; via: 'runner' | 'store'; index: number }
+  | { kind: 'holdLease'; ms: number };
+
+/** Which of the two runners a command goes to. */
+const runnerArb = fc.integer({ min: 0, max: 1 });
 
 const commandArb: fc.Arbitrary<Command> = fc.oneof(
   {
     weight: 3,
     arbitrary: fc.record({
       kind: fc.constant('enqueue' as const),
+      runner: runnerArb,
       orderKey: fc.option(fc.constantFrom('a', 'b', 'c'), { nil: undefined }),
       attempts: fc.constantFrom(0, 0, 1, 3),
     }),
@@ -106,10 +116,30 @@ const commandArb: fc.Arbitrary<Command> = fc.oneof(
     }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('connectivity' as const), online: fc.boolean() }) },
-  { weight: 1, arbitrary: fc.constant({ kind: 'flush' as const }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant('flush' as const), runner: runnerArb }) },
   {
     weight: 1,
-    arbitrary: fc.record({ kind: fc.constant('retry' as const), index: fc.integer({ min: 0, max: 7 }) }),
+    arbitrary: fc.record({
+      kind: fc.constant('retry' as const),
+      runner: runnerArb,
+      index: fc.integer({ min: 0, max: 7 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('remove' as const),
+      runner: runnerArb,
+      via: fc.constantFrom<'runner' | 'store'>('runner', 'store'),
+      index: fc.integer({ min: 0, max: 7 }),
+    }),
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({
+      kind: fc.constant('holdLease' as const),
+      ms: fc.oneof(fc.integer({ min: 1, max: 500 }), fc.integer({ min: 1, max: 60_000 })),
+    }),
   },
 );
 
@@ -140,48 +170,62 @@ test.prop(
 
     const enqueued: string[] = [];
     const sentIds = new Set<string>();
+    const removed = new Set<string>();
     const sendsThisLife = new Map<string, number>();
+    /** Sends in flight, across both runners (an entry is never sent twice at once, by one or the other). */
     const active = new Set<string>();
+    const activePerRunner = [new Set<string>(), new Set<string>()];
     const violations: string[] = [];
     let calls = 0;
 
-    const runner = createOutboxRunner({
-      store,
-      clock,
-      policy,
-      connectivity,
-      send: (entry, signal) => {
-        // The contract's rules, checked as each send starts (collected: a throw here would be a failed send).
-        const broken = (rule: string) => violations.push(`${rule} (entry ${entry.id} at ${clock.now()})`);
-        if (active.has(entry.id)) broken('two sends of one entry at once');
-        if (connectivity.current() === 'offline') broken('a send while offline');
-        active.add(entry.id);
-        if (active.size > durable.concurrency) broken(`${active.size} sends at once`);
-        const sends = (sendsThisLife.get(entry.id) ?? 0) + 1;
-        sendsThisLife.set(entry.id, sends);
-        if (sends > durable.maxAttempts) broken(`send ${sends} of one life`);
-        if (entry.attempts > durable.maxAttempts) broken(`attempt ${entry.attempts} counted`);
+    const runners = [0, 1].map((index) =>
+      createOutboxRunner({
+        store,
+        clock,
+        policy,
+        connectivity,
+        owner: `runner-${index}`,
+        send: (entry, signal) => {
+          // The contract's rules, checked as each send starts (collected: a throw here would be a failed send).
+          const broken = (rule: string) =>
+            violations.push(`${rule} (entry ${entry.id}, runner ${index}, at ${clock.now()})`);
+          const mine = activePerRunner[index]!;
+          if (active.has(entry.id)) broken('two sends of one entry at once');
+          if (connectivity.current() === 'offline') broken('a send while offline');
+          active.add(entry.id);
+          mine.add(entry.id);
+          if (mine.size > durable.concurrency) broken(`${mine.size} sends at once`);
+          const sends = (sendsThisLife.get(entry.id) ?? 0) + 1;
+          sendsThisLife.set(entry.id, sends);
+          if (sends > durable.maxAttempts) broken(`send ${sends} of one life`);
+          if (entry.attempts > durable.maxAttempts) broken(`attempt ${entry.attempts} counted`);
 
-        const { result, latencyMs } = replies[calls++ % replies.length]!;
-        return new Promise<SendResult>((resolve) => {
-          const finish = () => {
+          const { result, latencyMs } = replies[calls++ % replies.length]!;
+          const end = () => {
             active.delete(entry.id);
-            if (result.result === 'sent') sentIds.add(entry.id);
-            resolve(result);
+            mine.delete(entry.id);
           };
-          if (latencyMs === 0) return void Promise.resolve().then(finish);
-          const timer = clock.setTimeout(finish, latencyMs);
-          signal.addEventListener('abort', () => {
-            clock.clearTimeout(timer);
-            active.delete(entry.id);
-            resolve({ result: 'sent' });
+          return new Promise<SendResult>((resolve) => {
+            const finish = () => {
+              end();
+              if (result.result === 'sent') sentIds.add(entry.id);
+              resolve(result);
+            };
+            if (latencyMs === 0) return void Promise.resolve().then(finish);
+            const timer = clock.setTimeout(finish, latencyMs);
+            signal.addEventListener('abort', () => {
+              clock.clearTimeout(timer);
+              end();
+              resolve({ result: 'sent' });
+            });
           });
-        });
-      },
-    });
+        },
+      }),
+    );
 
     const flushes: Promise<void>[] = [];
     let flushed = 0;
+    const idAt = (index: number) => enqueued[index % Math.max(1, enqueued.length)];
     for (const command of commands) {
       switch (command.kind) {
         case 'enqueue': {
@@ -197,7 +241,7 @@ test.prop(
             failures: [],
             status: 'pending',
           };
-          await runner.enqueue(entry);
+          await runners[command.runner]!.enqueue(entry);
           enqueued.push(id);
           sendsThisLife.set(id, 0);
           break;
@@ -210,11 +254,37 @@ test.prop(
           await clock.increment(0);
           break;
         case 'flush':
-          flushes.push(runner.flush().then(() => void (flushed += 1)));
+          flushes.push(
+            runners[command.runner]!.flush().then((result) => {
+              if (result.pending > 0 && result.reason === undefined)
+                violations.push(`a flush left ${result.pending} pending without a reason`);
+              flushed += 1;
+            }),
+          );
           break;
         case 'retry': {
-          const id = enqueued[command.index % Math.max(1, enqueued.length)];
-          if (id !== undefined && (await runner.retry(id))) sendsThisLife.set(id, 0);
+          const id = idAt(command.index);
+          if (id !== undefined && (await runners[command.runner]!.retry(id))) sendsThisLife.set(id, 0);
+          break;
+        }
+        case 'remove': {
+          const id = idAt(command.index);
+          if (id === undefined) break;
+          // A failed (injected) store write leaves the entry where it was.
+          const done =
+            command.via === 'runner'
+              ? runners[command.runner]!.remove(id).then(
+                  () => true,
+                  () => false,
+                )
+              : base.remove(id).then(() => true);
+          if (await done) removed.add(id);
+          break;
+        }
+        case 'holdLease': {
+          // Another tab takes the lease when it is free, and gives it back after `ms`.
+          if (await base.acquireLease('other-tab', command.ms, clock.now()))
+            clock.setTimeout(() => void base.releaseLease('other-tab'), command.ms);
           break;
         }
       }
@@ -233,10 +303,10 @@ test.prop(
     const stored = await store.list();
     const storedIds = new Set(stored.map((e) => e.id));
     for (const entry of stored) expect(entry.status).toBe('dead');
-    for (const id of enqueued) expect(storedIds.has(id) || sentIds.has(id)).toBe(true);
+    for (const id of enqueued) expect(storedIds.has(id) || sentIds.has(id) || removed.has(id)).toBe(true);
     expect(flushed).toBe(flushes.length);
 
-    await runner.close();
+    await Promise.all(runners.map((runner) => runner.close()));
     expect(clock.pending()).toBe(0);
   },
 );

@@ -8,9 +8,10 @@ const fixture = fileURLToPath(new URL('../fixtures/close-and-exit.ts', import.me
 function runChild(
   transport: string,
   limitMs: number,
+  ...extra: string[]
 ): Promise<{ code: number | null; stdout: string; killed: boolean }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, transport], {
+    const child = spawn(process.execPath, ['--import', 'tsx', fixture, transport, ...extra], {
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
@@ -38,4 +39,12 @@ describe('client.close()', () => {
       expect(JSON.parse(result.stdout.trim())).toEqual(['cancelled', 'cancelled']);
     },
   );
+
+  it('lets a Node process exit by itself when its store never answers, a durable write waiting for it', async () => {
+    // Every store call hangs, close() included: close() waits for each at most 1 s, then the process exits.
+    const result = await runChild('node', 15_000, 'stuck-store');
+    expect(result.killed).toBe(false);
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout.trim())).toEqual(['cancelled', 'cancelled', 'cancelled']);
+  });
 });

@@ -8,7 +8,13 @@
 //   FAILWISE_CRASH_SEED=1234 npx vitest run test/runtime/durable-crash.test.ts    another plan, or a printed one
 // `npm test` runs one fixed plan (timing still varies); random plans are `npm run crash-soak`'s job.
 import { describe, expect, it } from 'vitest';
-import { formatReport, runCrashTrials, startDedupingOrigin } from '../helpers/crash-trials.js';
+import { OUTBOX_LEASE_TTL_MS } from '../../src/runtime/outbox-runner.js';
+import {
+  formatReport,
+  runCrashTrials,
+  runRestartTrial,
+  startDedupingOrigin,
+} from '../helpers/crash-trials.js';
 
 const TRIALS = Number(process.env.FAILWISE_CRASH_TRIALS ?? 50);
 const SEED = Number(process.env.FAILWISE_CRASH_SEED ?? 20_261_201);
@@ -61,5 +67,25 @@ describe('durable writes across SIGKILLs (CONTRACT rule 10)', () => {
     },
     // ~10 s for 50 kills on 2 cores; the bound leaves room for a loaded machine. Each child is bounded too.
     Math.max(90_000, TRIALS * 2_000),
+  );
+});
+
+describe('a process SIGKILLed mid-sync, then restarted (issue 11: a lease dies with its holder)', () => {
+  // Fixed cases: how many writes the first run submits, and which of its POSTs it dies in (holding the lease).
+  it.each([
+    { payloads: 3, killAt: 1 },
+    { payloads: 6, killAt: 4 },
+  ])(
+    'flushes everything at once, each write applied once ($payloads writes, killed in POST $killAt)',
+    async ({ payloads, killAt }) => {
+      const trial = await runRestartTrial({ payloads, killAt });
+      expect(trial.violations).toEqual([]);
+      expect(trial.killed).toBe(true);
+      expect(trial.left).toBeGreaterThan(0);
+      // One flush sent all the dead run left, nothing pending: no wait for its lease to expire.
+      expect(trial.flushes).toEqual([[trial.left, 0, '-']]);
+      expect(trial.restartMs).toBeLessThan(OUTBOX_LEASE_TTL_MS / 3);
+    },
+    60_000,
   );
 });

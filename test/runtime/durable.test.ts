@@ -7,6 +7,7 @@ import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js'
 import { RequestError } from '../../src/errors/request-error.js';
 import { FailwiseError } from '../../src/errors/failwise-error.js';
 import { RequestFailedError } from '../../src/errors/request-failed-error.js';
+import { STORE_WAIT_MS } from '../../src/runtime/bounded-wait.js';
 
 const order = { method: 'POST', path: '/v1/orders', body: '{"qty":1}', lifetime: 'durable' } as const;
 const keyOf = (headers: Record<string, string>) => headers['idempotency-key'];
@@ -267,12 +268,16 @@ describe('lifetime: durable', () => {
     }
     expect(await shared.list()).toHaveLength(10);
     net.set('online');
-    await settled(a, Promise.all([a.client.outbox.flush(), b.client.outbox.flush()]));
-    // Whoever held the lease sent; the other waits for it, then finds the rest (it reads the store again).
-    for (let i = 0; i < 5 && (await shared.list()).length > 0; i++) {
-      await a.clock.increment(15_000);
-      await settled(a, Promise.all([a.client.outbox.flush(), b.client.outbox.flush()]));
-    }
+    // Whoever takes the lease sends; the other's flush waits for it (asking every 100 ms, up to flushWaitMs),
+    // takes it once the first is idle, and reads the store again: nothing is left, nothing sent twice.
+    const flushed = Promise.all([a.client.outbox.flush(), b.client.outbox.flush()]);
+    let done = false;
+    void flushed.then(() => (done = true));
+    for (let i = 0; i < 50 && !done; i++) await a.clock.increment(100);
+    const results = await flushed;
+    expect(results.map((r) => r.pending)).toEqual([0, 0]);
+    expect(results[0].sent + results[1].sent).toBe(10);
+    expect(a.clock.now()).toBeLessThan(5_000);
     const sent = [...a.transport.calls, ...b.transport.calls].map((call) => call.body).sort();
     expect(sent).toEqual(['"a0"', '"a1"', '"a2"', '"a3"', '"a4"', '"b0"', '"b1"', '"b2"', '"b3"', '"b4"']);
     expect(await shared.list()).toEqual([]);
@@ -332,5 +337,82 @@ describe('lifetime: durable', () => {
     await h.client.close();
     await expect(store.list()).rejects.toThrow(/closed/);
     expect(h.clock.pending()).toBe(0);
+  });
+});
+
+describe('durable work with a store that never answers (issue 11)', () => {
+  /** A memory store whose `add` (and, once `stuck`, every call) waits until `release()` or forever. */
+  function stuckStore() {
+    const base = memoryStore();
+    const waiting: Array<() => void> = [];
+    const hold =
+      <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+      (...args: A) =>
+        new Promise<R>((resolve, reject) => waiting.push(() => void fn(...args).then(resolve, reject)));
+    const store: OutboxStore = { ...base, add: hold(base.add), close: () => new Promise(() => undefined) };
+    return { store, base, release: () => waiting.splice(0).forEach((go) => go()) };
+  }
+
+  it('a durable request whose store.add never answers ends failed within its budget, nothing sent', async () => {
+    const { store, base, release } = stuckStore();
+    const h = harness([{ reply: respond(201) }], { store });
+    const outcome = h.client.request({ ...order, deadlineMs: 2_000 });
+    await h.clock.increment(2_000);
+    expect(await outcome).toMatchObject({
+      status: 'failed',
+      reason: 'budget-exhausted',
+      attempts: 0,
+      elapsedMs: 2_000,
+      failure: { class: 'unexpected', requestSent: 'no' },
+    });
+    // The write lands late: it is taken back, and nothing is ever sent for it.
+    release();
+    await h.clock.runAll();
+    expect(await base.list()).toEqual([]);
+    expect(h.transport.calls).toHaveLength(0);
+    expect(h.events.filter((e) => e.type === 'deferred')).toEqual([]);
+    const closing = h.client.close();
+    await h.clock.runAll();
+    await closing;
+  });
+
+  it('close() ends a durable request stuck in store.add (cancelled) and resolves though store.close never does', async () => {
+    const { store } = stuckStore();
+    const h = harness([{ reply: respond(201) }], { store });
+    const outcome = h.client.request(order);
+    await h.clock.increment(1);
+    let closed = false;
+    const closing = h.client.close().then(() => (closed = true));
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'cancelled', attempts: 0 });
+    // Two waits, each cut off at STORE_WAIT_MS: the add close() found in flight, then store.close().
+    await h.clock.increment(STORE_WAIT_MS);
+    for (let i = 0; i < 20; i++) await h.clock.increment(0);
+    expect(closed).toBe(false);
+    await h.clock.increment(STORE_WAIT_MS);
+    await closing;
+    expect(h.clock.pending()).toBe(0);
+  });
+});
+
+describe('client.outbox.flush and remove', () => {
+  it('answer for an outbox never loaded: nothing sent, nothing pending, nothing removed', async () => {
+    const h = harness([{ reply: respond(201) }]);
+    expect(await h.client.outbox.flush()).toEqual({ sent: 0, failed: 0, pending: 0 });
+    expect(await h.client.outbox.remove('x')).toBe(false);
+    await h.client.close();
+  });
+
+  it('remove(id) drops a deferred entry from the store: it is never sent', async () => {
+    const connectivity = manualConnectivity('offline');
+    const h = harness([{ reply: respond(201) }], { connectivity });
+    const outcome = await settled(h, h.client.request(order));
+    expect(outcome.status).toBe('deferred');
+    const id = outcome.status === 'deferred' ? outcome.entryId : '';
+    expect(await h.client.outbox.remove(id)).toBe(true);
+    expect(await h.client.outbox.size()).toBe(0);
+    connectivity.set('online');
+    expect(await settled(h, h.client.outbox.flush())).toEqual({ sent: 0, failed: 0, pending: 0 });
+    expect(h.transport.calls).toHaveLength(0);
+    await h.client.close();
   });
 });

@@ -5,6 +5,7 @@ import { manualConnectivity } from '../../src/connectivity/manual-connectivity.j
 import { definePolicy } from '../../src/policy/define-policy.js';
 import type { Failure } from '../../src/policy/failure.js';
 import type { PolicyInput } from '../../src/policy/policy.js';
+import { STORE_WAIT_MS } from '../../src/runtime/bounded-wait.js';
 import { applyCommit, createOutboxRunner, OUTBOX_LEASE_TTL_MS } from '../../src/runtime/outbox-runner.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
 import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
@@ -448,7 +449,7 @@ describe('createOutboxRunner', () => {
   it('flush while offline sends nothing and resolves at once', async () => {
     const t = setup({ online: false });
     await t.add(t.entry());
-    await t.runner.flush();
+    expect(await t.runner.flush()).toEqual({ sent: 0, failed: 0, pending: 1, reason: 'offline' });
     expect(t.calls).toHaveLength(0);
     expect(await t.runner.size()).toBe(1);
     await t.runner.close();
@@ -630,5 +631,152 @@ describe('applyCommit', () => {
 
   it('removes a sent entry', () => {
     expect(applyCommit(stored, { op: 'remove', attempts: 1 })).toBeUndefined();
+  });
+});
+
+/** Moves the simulated clock on in `stepMs` steps until `promise` settles (at most `maxSteps`). */
+async function drive<T>(clock: ReturnType<typeof simulatedClock>, promise: Promise<T>, stepMs: number) {
+  let done = false;
+  void promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; i < 1_000 && !done; i++) await clock.increment(i === 0 ? 0 : stepMs);
+  return promise;
+}
+
+describe('createOutboxRunner: flush results, removal, bounded waits (issue 11)', () => {
+  it('flush says what it sent and dead-lettered, with no reason when nothing is left', async () => {
+    const t = setup({
+      online: false,
+      script: (entry) => (entry.id === 'e2' ? failed(unavailable(), { retryable: false }) : SENT),
+    });
+    await t.add(t.entry(), t.entry(), t.entry());
+    t.connectivity.set('online');
+    expect(await drive(t.clock, t.runner.flush(), 1)).toEqual({ sent: 2, failed: 1, pending: 0 });
+    await t.runner.close();
+  });
+
+  it.each([
+    ['offline', { online: false }, undefined],
+    ['backoff', {}, failed()],
+    ['retry-after', {}, failed(unavailable(60_000))],
+  ] as const)('flush says why an entry is still pending: %s', async (reason, options, reply) => {
+    const t = setup({ ...options, ...(reply ? { script: () => reply } : {}) });
+    await t.add(t.entry());
+    expect(await drive(t.clock, t.runner.flush(), 1)).toEqual({ sent: 0, failed: 0, pending: 1, reason });
+    await t.runner.close();
+  });
+
+  it('flush says store-failed when the store does not grant or refuse the lease', async () => {
+    const base = memoryStore();
+    const t = setup({
+      store: { ...base, acquireLease: () => Promise.reject(new Error('disk I/O error')) },
+    });
+    await t.add(t.entry());
+    expect(await drive(t.clock, t.runner.flush(), 1)).toEqual({
+      sent: 0,
+      failed: 0,
+      pending: 1,
+      reason: 'store-failed',
+    });
+    await t.runner.close();
+  });
+
+  it('flush waits up to flushWaitMs for a lease another live runner holds, then says lease-held', async () => {
+    const t = setup({ policy: { durable: { flushWaitMs: 1_000 } } });
+    await t.store.acquireLease('other-tab', OUTBOX_LEASE_TTL_MS, t.clock.now());
+    await t.add(t.entry());
+    const result = await drive(t.clock, t.runner.flush(), 50);
+    expect(result).toEqual({ sent: 0, failed: 0, pending: 1, reason: 'lease-held' });
+    expect(t.clock.now() - T0).toBe(1_000);
+    expect(t.calls).toHaveLength(0);
+    await t.runner.close();
+    expect(t.clock.pending()).toBe(0);
+  });
+
+  it('flush takes the lease as soon as the other runner gives it back, and sends', async () => {
+    const t = setup();
+    await t.store.acquireLease('other-tab', OUTBOX_LEASE_TTL_MS, t.clock.now());
+    await t.add(t.entry());
+    t.clock.setTimeout(() => void t.store.releaseLease('other-tab'), 250);
+    expect(await drive(t.clock, t.runner.flush(), 50)).toEqual({ sent: 1, failed: 0, pending: 0 });
+    // Asked again every 100 ms: the first ask after the release is at 300 ms, long before the lease's 30 s.
+    expect(t.timesOf('e1')).toEqual([300]);
+    await t.runner.close();
+  });
+
+  it('flush with flushWaitMs 0 does not wait for the lease', async () => {
+    const t = setup({ policy: { durable: { flushWaitMs: 0 } } });
+    await t.store.acquireLease('other-tab', OUTBOX_LEASE_TTL_MS, t.clock.now());
+    await t.add(t.entry());
+    expect(await drive(t.clock, t.runner.flush(), 50)).toMatchObject({ reason: 'lease-held' });
+    expect(t.clock.now()).toBe(T0);
+    await t.runner.close();
+  });
+
+  it('remove takes a pending entry out of the store and the queue: it is never sent', async () => {
+    const t = setup({ online: false });
+    await t.add(t.entry(), t.entry());
+    expect(await t.runner.remove('e1')).toBe(true);
+    expect(await t.runner.remove('nope')).toBe(false);
+    expect(t.emitted.at(-1)).toMatchObject({ type: 'outbox-changed', size: 1 });
+    t.connectivity.set('online');
+    await t.run();
+    expect(t.calls.map((c) => c.id)).toEqual(['e2']);
+    expect(await t.runner.size()).toBe(0);
+    await t.runner.close();
+  });
+
+  it('remove aborts a send in flight for the entry, and nothing is written back for it', async () => {
+    const t = setup({ script: () => ({ reply: SENT, latencyMs: 5_000 }) });
+    await t.add(t.entry());
+    await t.clock.increment(1);
+    expect(t.calls).toHaveLength(1);
+    expect(await t.runner.remove('e1')).toBe(true);
+    await t.run();
+    expect(t.aborted).toBe(1);
+    expect(await t.store.list()).toEqual([]);
+    expect(t.emitted.at(-1)).toMatchObject({ type: 'outbox-changed', size: 0 });
+    await t.runner.close();
+  });
+
+  it('forgets, on reading the store again, an entry that waits for its backoff and was removed meanwhile', async () => {
+    const t = setup({
+      policy: { durable: { order: 'per-key' } },
+      script: (entry, call) => (entry.id === 'e1' && call === 1 ? failed() : SENT),
+    });
+    await t.add(t.entry());
+    await t.clock.increment(1); // e1 failed once: due again at 10 s
+    await t.store.remove('e1'); // another tab's app removed it
+    await t.add(t.entry()); // e2 takes the lease, which reads the store again
+    await t.clock.increment(1);
+    expect(t.calls.map((c) => c.id)).toEqual(['e1', 'e2']);
+    expect(t.emitted.filter((e) => e.type === 'outbox-changed').map((e) => e.size)).toEqual([1, 1, 2, 1, 0]);
+    expect(await drive(t.clock, t.runner.flush(), 1)).toEqual({ sent: 0, failed: 0, pending: 0 });
+    await t.runner.close();
+  });
+
+  it('close() waits for a store that never answers at most STORE_WAIT_MS a call, and leaves no timer', async () => {
+    const base = memoryStore();
+    let stuck = false;
+    const never = new Promise<never>(() => undefined);
+    const store: OutboxStore = {
+      ...base,
+      update: (entry) => (stuck ? never : base.update(entry)),
+      releaseLease: (owner) => (stuck ? never : base.releaseLease(owner)),
+    };
+    const t = setup({ store, script: () => ({ reply: SENT, latencyMs: 100 }) });
+    await t.add(t.entry());
+    await t.clock.increment(1); // claimed and sending
+    stuck = true;
+    let closed = false;
+    const closing = t.runner.close().then(() => (closed = true));
+    await t.clock.increment(STORE_WAIT_MS - 1);
+    expect(closed).toBe(false);
+    await t.clock.increment(1);
+    await t.clock.increment(STORE_WAIT_MS);
+    await closing;
+    expect(t.clock.pending()).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -64,7 +64,7 @@ describe('sqliteStore', () => {
       ]);
     });
 
-    it('syncs every commit (synchronous = FULL) and waits busyTimeoutMs for another writer', async () => {
+    it('syncs every commit (synchronous = FULL), waits busyTimeoutMs for another writer, and never waits for the lease lock', async () => {
       // Both settings belong to the connection, not the file: read them on the store's own connection.
       const connections: Database.Database[] = [];
       const store = open(path, {
@@ -78,11 +78,13 @@ describe('sqliteStore', () => {
         }),
       });
       await store.list();
-      expect(connections).toHaveLength(1);
-      const [db] = connections;
+      expect(connections.map((db) => db.name)).toEqual([path, `${path}-lease`]);
+      const [db, lock] = connections;
       expect(db!.pragma('synchronous', { simple: true })).toBe(2); // 2 is FULL
       expect(db!.pragma('busy_timeout', { simple: true })).toBe(1_234);
       expect(db!.pragma('journal_mode', { simple: true })).toBe('wal');
+      // The lease's lock connection never waits: a lock held elsewhere means a live holder, at once.
+      expect(lock!.pragma('busy_timeout', { simple: true })).toBe(0);
     });
 
     it('keeps a string body as TEXT and a Uint8Array body as a BLOB, and no body as NULL', async () => {
@@ -115,6 +117,46 @@ describe('sqliteStore', () => {
       ]);
       await store.releaseLease('one');
       expect(inspect((db) => db.prepare('SELECT * FROM failwise_lease').all())).toEqual([]);
+    });
+
+    it('refuses the lease to a second store on the file while the first holds it, at any time, until it is given back', async () => {
+      const first = open(path);
+      const second = open(path);
+      expect(await first.acquireLease('one', 1_000, 0)).toBe(true);
+      // Past the row's expiry too: the first store's lock says its holder is alive.
+      expect(await second.acquireLease('two', 1_000, 5_000)).toBe(false);
+      expect(await first.acquireLease('one', 1_000, 5_000)).toBe(true);
+      await first.releaseLease('one');
+      expect(await second.acquireLease('two', 1_000, 5_001)).toBe(true);
+      expect(await first.acquireLease('one', 1_000, 5_002)).toBe(false);
+      // Closing a store frees its lease, as a closed tab frees its Web Lock.
+      await second.close();
+      expect(await first.acquireLease('one', 1_000, 5_003)).toBe(true);
+    });
+
+    it('takes over a lease row left by a holder whose lock is gone, before the row expires', async () => {
+      // A row written as a crashed process leaves it: an unexpired owner, and no process holding the lock.
+      await open(path).list();
+      inspect((db) =>
+        db.prepare("INSERT INTO failwise_lease (id, owner, expires_at) VALUES (1, 'dead', 1000000)").run(),
+      );
+      expect(await open(path).acquireLease('alive', 1_000, 10)).toBe(true);
+      expect(inspect((db) => db.prepare('SELECT owner, expires_at FROM failwise_lease').all())).toEqual([
+        { owner: 'alive', expires_at: 1_010 },
+      ]);
+    });
+
+    it('opens the file again after a failed open, instead of keeping the failure', async () => {
+      const later = join(dir, 'not-yet', 'outbox.db');
+      const store = open(later);
+      await expect(store.list()).rejects.toThrow(
+        new RegExp(
+          `^sqliteStore: cannot open ${JSON.stringify(later).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}`,
+        ),
+      );
+      mkdirSync(join(dir, 'not-yet'));
+      await store.add(makeEntry('a'));
+      expect((await store.list()).map((entry) => entry.id)).toEqual(['a']);
     });
 
     it('refuses a file written by a newer schema version, and leaves it as it was', async () => {
@@ -206,8 +248,10 @@ interface Contender {
   /** Resolves once the child has opened the store. */
   ready: Promise<void>;
   go(): void;
-  /** Resolves with what the child printed after `go`, once it has exited. */
-  result: Promise<{ owner: string; acquired: boolean }>;
+  /** Resolves with what the child printed after `go`. */
+  answer: Promise<{ owner: string; acquired: boolean }>;
+  /** Ends the child: `exit` lets it exit (without closing its store), `kill` SIGKILLs it. Resolves once it is gone. */
+  end(how: 'exit' | 'kill'): Promise<void>;
 }
 
 /** Starts the fixture in a fresh Node process; it is killed if it has not exited after `limitMs`. */
@@ -218,29 +262,38 @@ function startContender(path: string, owner: string, limitMs: number): Contender
   let stdout = '';
   let stderr = '';
   let markReady: () => void = () => {};
+  let answered: (line: string) => void = () => {};
   const ready = new Promise<void>((resolve) => (markReady = resolve));
+  const answer = new Promise<string>((resolve) => (answered = resolve));
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
     if (stdout.startsWith('ready\n')) markReady();
+    const line = stdout.split('\n')[1];
+    if (line) answered(line);
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const guard = setTimeout(() => child.kill('SIGKILL'), limitMs);
-  const result = new Promise<{ owner: string; acquired: boolean }>((resolve, reject) => {
+  const exited = new Promise<void>((resolve) => {
     child.on('exit', (code, signal) => {
       clearTimeout(guard);
       markReady(); // a child that died before `ready` must not leave the test waiting
-      const line = stdout.split('\n')[1];
-      if (code !== 0 || line === undefined) {
-        reject(new Error(`contender ${owner} exited with ${code ?? signal}: ${stdout} ${stderr}`));
-      } else {
-        resolve(JSON.parse(line));
-      }
+      answered(`{"failed":"contender ${owner} exited with ${code ?? signal}: ${stdout} ${stderr}"}`);
+      resolve();
     });
   });
   return {
     ready,
-    go: () => child.stdin.end('go\n'),
-    result,
+    go: () => child.stdin.write('go\n'),
+    answer: answer.then((line) => {
+      const parsed = JSON.parse(line) as { owner: string; acquired: boolean; failed?: string };
+      if (parsed.failed) throw new Error(parsed.failed);
+      return parsed;
+    }),
+    end: (how) => {
+      if (how === 'kill') child.kill('SIGKILL');
+      else child.stdin.end();
+      return exited;
+    },
   };
 }
 
@@ -252,31 +305,41 @@ describe('sqliteStore shared by processes', () => {
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it.each([
-    ['a file one process created before', true],
-    ['a new file both processes create', false],
-  ])('grants the lease to exactly one of two processes asking at once, on %s', async (_, createFirst) => {
-    const path = join(dir, 'outbox.db');
-    if (createFirst) {
-      const store = sqliteStore(path);
-      await store.add(makeEntry('a'));
-      await store.close();
-    }
-    const contenders = ['one', 'two'].map((owner) => startContender(path, owner, 15_000));
-    await Promise.all(contenders.map((child) => child.ready));
-    for (const child of contenders) child.go();
-    const results = await Promise.all(contenders.map((child) => child.result));
+    ['a file one process created before', true, 'kill'],
+    ['a new file both processes create', false, 'exit'],
+  ] as const)(
+    'grants the lease to exactly one of two live processes asking at once, and frees it when the holder dies, on %s',
+    async (_, createFirst, death) => {
+      const path = join(dir, 'outbox.db');
+      if (createFirst) {
+        const store = sqliteStore(path);
+        await store.add(makeEntry('a'));
+        await store.close();
+      }
+      const contenders = ['one', 'two'].map((owner) => startContender(path, owner, 15_000));
+      try {
+        await Promise.all(contenders.map((child) => child.ready));
+        for (const child of contenders) child.go();
+        const results = await Promise.all(contenders.map((child) => child.answer));
 
-    expect(results.filter((result) => result.acquired)).toHaveLength(1);
-    const winner = results.find((result) => result.acquired)!.owner;
-    // The winner's process is gone, but its lease (asked at 1 000 for 60 000 ms) holds until 61 000.
-    const store = sqliteStore(path);
-    try {
-      expect(await store.acquireLease(winner === 'one' ? 'two' : 'one', 1_000, 60_999)).toBe(false);
-      expect(await store.acquireLease('parent', 1_000, 60_999)).toBe(false);
-      expect(await store.acquireLease('parent', 1_000, 61_000)).toBe(true);
-      if (createFirst) expect((await store.list()).map((entry) => entry.id)).toEqual(['a']);
-    } finally {
-      await store.close();
-    }
-  });
+        expect(results.filter((result) => result.acquired)).toHaveLength(1);
+        const winner = contenders[results.findIndex((result) => result.acquired)]!;
+        const store = sqliteStore(path);
+        try {
+          // Both processes are alive: the winner's lease is refused to everyone else, even long after its time
+          // to live (asked at 1 000 for 60 000 ms): a live holder keeps it.
+          expect(await store.acquireLease('parent', 1_000, 1_000)).toBe(false);
+          expect(await store.acquireLease('parent', 1_000, 10_000_000)).toBe(false);
+          // The winner dies without giving the lease back: it is free at once, well before 61 000.
+          await winner.end(death);
+          expect(await store.acquireLease('parent', 1_000, 1_001)).toBe(true);
+          if (createFirst) expect((await store.list()).map((entry) => entry.id)).toEqual(['a']);
+        } finally {
+          await store.close();
+        }
+      } finally {
+        await Promise.all(contenders.map((child) => child.end('kill')));
+      }
+    },
+  );
 });
