@@ -10,7 +10,7 @@ import { FailwiseError } from './failwise-error.js';
 export class WithheldError extends FailwiseError {
   constructor(thrown: unknown) {
     const name = errorNameOf(thrown);
-    super(`${name}: its message and fields are withheld from the machines (CONTRACT rule 9)`);
+    super(`${name}: its message and fields are withheld from the machines (docs/rules.md, rule 9)`);
     // The machines (and so the inspector) name the error as the lean executor does: by the original's name.
     this.name = name;
   }

@@ -4,6 +4,7 @@ import type { LookupFunction, Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/system-clock.js';
+import { FailwiseError } from '../errors/failwise-error.js';
 import type { TransportResult } from '../policy/transport-result.js';
 import {
   checkPins,
@@ -204,7 +205,8 @@ function sendWithNodeHttp(
         check === 'mismatch'
           ? `${code}: no certificate in the chain of ${host} matches the origin's pins`
           : `${code}: the TLS session with ${host} was resumed and shows no certificates to check the pins against`;
-      tlsSocket.destroy(Object.assign(new Error(message), { code }));
+      // The socket's end, never thrown to the app: the attempt settles with the tls result below.
+      tlsSocket.destroy(Object.assign(new FailwiseError(message), { code }));
       settle(errorResult('tls', 'no', message, code));
       return false;
     }

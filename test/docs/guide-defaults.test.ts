@@ -10,7 +10,7 @@ describe('the guide: what the defaults add up to', () => {
       const outcome = await h.run({ path: '/v1/items' });
       expect(outcome).toMatchObject({ status: 'failed', reason: 'attempts-exhausted', attempts: 3 });
       expect(outcome.status === 'failed' && (await outcome.response?.text())).toBe('busy');
-      const waits = h.events.filter((e) => e.type === 'retry-scheduled').map((e) => e.delayMs!);
+      const waits = h.events.filter((e) => e.type === 'retry-scheduled').map((e) => e.delayMs);
       expect(waits).toHaveLength(2);
       expect(waits[0]).toBeLessThan(200);
       expect(waits[1]).toBeLessThan(400);

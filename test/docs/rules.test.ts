@@ -49,6 +49,7 @@ describe('docs/rules.md', () => {
     // The errors users see (a PolicyError's line) and the drill's report.
     expect(messages.map(({ file }) => file).sort()).toEqual([
       'src/drill/scenarios/expired-token.ts',
+      'src/errors/withheld-error.ts',
       'src/policy/schema.ts',
       'src/runtime/validate-client-options.ts',
     ]);

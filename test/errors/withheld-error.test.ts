@@ -12,7 +12,7 @@ describe('WithheldError', () => {
     expect(withheld).toBeInstanceOf(FailwiseError);
     expect(withheld.name).toBe('TypeError');
     expect(withheld.message).toBe(
-      'TypeError: its message and fields are withheld from the machines (CONTRACT rule 9)',
+      'TypeError: its message and fields are withheld from the machines (docs/rules.md, rule 9)',
     );
     expect(withheld.cause).toBeUndefined();
     expect(JSON.stringify({ ...withheld, stack: withheld.stack })).not.toContain('SECRET');
