@@ -581,6 +581,51 @@ describe('createOutboxRunner', () => {
     await t.runner.close();
   });
 
+  // Found by the two-runner property (seed -8329846): a dead-lettered entry sent again.
+  it.each([
+    ['expired, its attempts unchanged', { op: 'dead-letter', attempts: 1, reason: 'expired' }],
+    ['not-retryable, after its own attempt', { op: 'dead-letter', attempts: 2, reason: 'not-retryable' }],
+  ] as const)(
+    'does not send an entry another runner dead-lettered after this one counted its attempt (%s)',
+    async (_, deadLetter) => {
+      // Between this runner's claim (attempts 0 -> 1, written) and the send's read of the entry, the store waits
+      // for `resume`: there, another runner sharing the store dead-letters the entry.
+      const base = memoryStore();
+      let claimed = false;
+      let paused = false;
+      let resume!: () => void;
+      const gate = new Promise<void>((resolve) => (resume = resolve));
+      const store: OutboxStore = {
+        ...base,
+        update: async (entry) => {
+          await base.update(entry);
+          if (entry.status === 'pending' && entry.attempts === 1) claimed = true;
+        },
+        get: async (id) => {
+          if (claimed && !paused) {
+            paused = true;
+            await gate;
+          }
+          return base.get(id);
+        },
+      };
+      const t = setup({ store });
+      await t.add(t.entry());
+      await t.clock.increment(0);
+      expect(paused).toBe(true);
+      expect((await base.get('e1'))!).toMatchObject({ status: 'pending', attempts: 1 });
+      // The other runner's dead-letter commit, as it writes it.
+      await base.update(applyCommit((await base.get('e1'))!, { ...deadLetter, failure: unavailable() })!);
+      resume();
+      await t.run();
+      expect(t.calls).toHaveLength(0);
+      expect(await t.store.list()).toMatchObject([
+        { id: 'e1', status: 'dead', deadReason: deadLetter.reason, attempts: deadLetter.attempts },
+      ]);
+      await t.runner.close();
+    },
+  );
+
   it('emits ids, counts and reasons only: never a path, header or body', async () => {
     const t = setup({ policy: { durable: { maxAttempts: 2 } }, script: () => failed() });
     await t.add(t.entry(), t.entry());
