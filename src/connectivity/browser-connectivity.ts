@@ -33,7 +33,8 @@ export interface BrowserConnectivityOptions {
 /**
  * A connectivity source for browsers and web workers, from `navigator.onLine` and the `online` / `offline`
  * events; where the Network Information API exists, `navigator.connection`'s `change` event is the hint
- * `changed`, unless the connection reports a `type` and it did not change (only the bandwidth estimate moved).
+ * `changed` only when the connection reports a `type` and it changed (otherwise only an estimate moved, or the
+ * browser cannot say).
  *
  * `current()` is `offline` only when `navigator.onLine === false`, `online` when it is `true`, and
  * `unknown` (treated as online) when there is no `navigator` or it has no boolean `onLine` (React Native).
@@ -67,10 +68,13 @@ export function browserConnectivity(options: BrowserConnectivityOptions = {}): C
   const onOffline = (): void => deliver('offline');
   const onChange = (): void => {
     const type = read(() => connection?.type);
-    const sameNetwork = typeof type === 'string' && type === connectionType;
+    // Without a `type` (desktop Chromium) a new network cannot be told from a new estimate, and estimates move
+    // often: passing those on would cost every read in flight an attempt each time. Such a browser hints no
+    // `changed`; a read then waits out its attempt timeout across a real switch, as it would without a hint.
+    const newNetwork = typeof type === 'string' && type !== connectionType;
     connectionType = type;
     // `changed` ends the reads in flight (docs/connectivity.md): an estimate that moved must not cost them.
-    if (!sameNetwork) deliver('changed');
+    if (newNetwork) deliver('changed');
   };
 
   const attach = (): void => {

@@ -132,8 +132,9 @@ export interface FailoverClientOptions {
   cache?: ResponseCache;
   /**
    * This client's name on the store's lease (only one holder sends at a time). A process restarted after a
-   * crash that gives the same name takes its lease back at once; with the default, a crashed holder's lease
-   * runs out after 30 s. Never give two live clients on one store the same name.
+   * crash that gives the same name takes its lease back at once. With another name, a crashed holder's lease is
+   * free at once on stores whose lease dies with its holder (sqliteStore, indexedDbStore with Web Locks), and
+   * runs out after 30 s on the others. Never give two live clients on one store the same name.
    * @default a new random id (`generateIdempotencyKey`, else `crypto.randomUUID`, else time and Math.random)
    */
   outboxOwner?: string;

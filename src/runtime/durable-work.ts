@@ -157,11 +157,21 @@ export function createDurableWork(deps: {
     // Aborted when the request ends before its entry is written: a late write is then taken back.
     const abandoned = new AbortController();
     let giveUp!: () => void;
-    const givenUp = new Promise<false>((resolve) => (giveUp = () => resolve(false)));
-    const closed = () => (end('cancelled'), giveUp());
+    // Aborted at once, so that a write landing a microtask later is taken back, never queued.
+    const givenUp = new Promise<false>((resolve) => (giveUp = () => (abandoned.abort(), resolve(false))));
+    let written: Promise<boolean> | undefined;
+    // close() while the write is under way: the write may still land within STORE_WAIT_MS, and then the request
+    // is deferred (its entry is stored, for the next start); otherwise it ends cancelled, nothing stored.
+    const closed = () => {
+      const timer = clock.setTimeout(() => (end('cancelled'), giveUp()), STORE_WAIT_MS);
+      void written?.then(
+        () => (clock.clearTimeout(timer), end('cancelled')),
+        () => clock.clearTimeout(timer),
+      );
+    };
     try {
       writing.add(closed);
-      const written = outbox.enqueue(entryOf(prepared, entryId, startedAt), abandoned.signal).then(
+      written = outbox.enqueue(entryOf(prepared, entryId, startedAt), abandoned.signal).then(
         () => true,
         (cause: unknown) => {
           throw new FailwiseError(

@@ -240,6 +240,8 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     if (entry.status !== 'pending' || entry.attempts !== attempt) return 'missing';
     // Offline since the machine started this send: send nothing (rule 6); the counted attempt is kept.
     if (!online()) return 'skipped';
+    // Stopped (close(), remove(id)) while the store was read: nothing may start after that.
+    if (signal.aborted) return 'missing';
     return options.send(entry, signal);
   };
 

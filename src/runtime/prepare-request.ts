@@ -1,3 +1,4 @@
+import { errorNameOf } from '../policy/error-name.js';
 import { HTTP_TOKEN, isWrite } from '../policy/methods.js';
 import { describeValue, MAX_TIMER_MS } from '../policy/schema.js';
 import { RequestError } from '../errors/request-error.js';
@@ -149,8 +150,12 @@ export function prepareRequest(
   const headers: Record<string, string> = {};
   try {
     new Headers(request.headers).forEach((value, name) => (headers[name] = value));
-  } catch (cause) {
-    fail('headers', 'expected a Headers object, a record of strings or a list of pairs', cause);
+  } catch (error) {
+    // Not the error as cause: the host's message quotes the bad value, which may be a token (rule 9).
+    fail(
+      'headers',
+      `expected a Headers object, a record of strings or a list of pairs (${errorNameOf(error)})`,
+    );
   }
   let body = request.body ?? undefined;
   if (body instanceof URLSearchParams) {

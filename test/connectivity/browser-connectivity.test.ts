@@ -108,6 +108,18 @@ describe('browserConnectivity', () => {
       expect(hints).toEqual(['changed', 'changed']);
     });
 
+    it('hints no changed where the connection reports no type (desktop Chromium): an estimate may have moved', () => {
+      const target = new FakeWindow({ connection: true });
+      const source = browserConnectivity({ target });
+      const hints: ConnectivityHint[] = [];
+      source.subscribe((hint) => hints.push(hint));
+
+      target.switchNetwork();
+      target.switchNetwork();
+
+      expect(hints).toEqual([]);
+    });
+
     it('hints offline and online from the window events, and changed from navigator.connection', () => {
       const target = new FakeWindow({ connection: true });
       const source = browserConnectivity({ target });
@@ -118,7 +130,9 @@ describe('browserConnectivity', () => {
         states.push(source.current());
       });
 
+      const connection = Object.assign(target.navigator.connection!, { type: 'wifi' });
       target.goOffline();
+      connection.type = 'cellular';
       target.switchNetwork();
       target.goOnline();
 

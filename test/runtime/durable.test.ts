@@ -340,19 +340,19 @@ describe('lifetime: durable', () => {
   });
 });
 
-describe('durable work with a store that never answers (issue 11)', () => {
-  /** A memory store whose `add` (and, once `stuck`, every call) waits until `release()` or forever. */
-  function stuckStore() {
-    const base = memoryStore();
-    const waiting: Array<() => void> = [];
-    const hold =
-      <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
-      (...args: A) =>
-        new Promise<R>((resolve, reject) => waiting.push(() => void fn(...args).then(resolve, reject)));
-    const store: OutboxStore = { ...base, add: hold(base.add), close: () => new Promise(() => undefined) };
-    return { store, base, release: () => waiting.splice(0).forEach((go) => go()) };
-  }
+/** A memory store whose `add` (and, once `stuck`, every call) waits until `release()` or forever. */
+function stuckStore() {
+  const base = memoryStore();
+  const waiting: Array<() => void> = [];
+  const hold =
+    <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
+    (...args: A) =>
+      new Promise<R>((resolve, reject) => waiting.push(() => void fn(...args).then(resolve, reject)));
+  const store: OutboxStore = { ...base, add: hold(base.add), close: () => new Promise(() => undefined) };
+  return { store, base, release: () => waiting.splice(0).forEach((go) => go()) };
+}
 
+describe('durable work with a store that never answers (issue 11)', () => {
   it('a durable request whose store.add never answers ends failed within its budget, nothing sent', async () => {
     const { store, base, release } = stuckStore();
     const h = harness([{ reply: respond(201) }], { store });
@@ -383,15 +383,35 @@ describe('durable work with a store that never answers (issue 11)', () => {
     await h.clock.increment(1);
     let closed = false;
     const closing = h.client.close().then(() => (closed = true));
-    expect(await outcome).toMatchObject({ status: 'failed', reason: 'cancelled', attempts: 0 });
-    // Two waits, each cut off at STORE_WAIT_MS: the add close() found in flight, then store.close().
+    // Two waits, each cut off at STORE_WAIT_MS: the add close() found in flight (the request ends with it),
+    // then store.close().
     await h.clock.increment(STORE_WAIT_MS);
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'cancelled', attempts: 0 });
     for (let i = 0; i < 20; i++) await h.clock.increment(0);
     expect(closed).toBe(false);
     await h.clock.increment(STORE_WAIT_MS);
     await closing;
     expect(h.clock.pending()).toBe(0);
   });
+});
+
+it('close() lets a durable write under way land within STORE_WAIT_MS: the request is deferred, its entry kept', async () => {
+  const { store, base, release } = stuckStore();
+  const h = harness([{ reply: respond(201) }], { store });
+  const outcome = h.client.request(order);
+  await h.clock.increment(1);
+  const closing = h.client.close();
+  await h.clock.increment(STORE_WAIT_MS - 1);
+  release();
+  const ended = await outcome;
+  expect(ended).toMatchObject({ status: 'deferred', reason: 'cancelled' });
+  // Stored for the next start, and not sent by this closing client.
+  expect((await base.list()).map((entry) => entry.id)).toEqual([
+    ended.status === 'deferred' ? ended.entryId : '',
+  ]);
+  expect(h.transport.calls).toHaveLength(0);
+  await h.clock.increment(STORE_WAIT_MS);
+  await closing;
 });
 
 describe('client.outbox.flush and remove', () => {
