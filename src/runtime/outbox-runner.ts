@@ -22,7 +22,7 @@ import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { matchesValue } from '../engine/lean-actor.js';
-import { STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
+import { answeredWithin, STORE_ANSWER_MS, STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
 import { flushResultOf, type FlushFacts, type FlushResult } from './flush-result.js';
 
 /**
@@ -197,18 +197,22 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     void settled.then(() => inFlight.delete(settled));
     return promise;
   };
+  /** A store call the scheduler waits on: tracked, and taken as failed after STORE_ANSWER_MS without an answer. */
+  const answerWatches = new Set<() => void>();
+  const answered = <T>(promise: Promise<T>, what: string): Promise<T> =>
+    answeredWithin(clock, tracked(promise), STORE_ANSWER_MS, what, answerWatches);
 
   const commit = async ({ id, commit }: { id: string; commit: OutboxCommit }): Promise<CommitOutcome> => {
     if (commit.op === 'remove') {
-      await tracked(store.remove(id));
+      await answered(store.remove(id), 'store.remove');
       return { status: 'committed' };
     }
-    const stored = await tracked(store.get(id));
+    const stored = await answered(store.get(id), 'store.get');
     if (!stored) return { status: 'missing' };
     // A claim applies only to the entry the machine knows: another runner may have sent or counted it since.
     if (commit.op === 'claim' && (stored.status !== 'pending' || stored.attempts !== commit.attempts - 1))
       return { status: 'stale', stored: entryRecordOf(stored) };
-    await tracked(store.update(applyCommit(stored, commit)!));
+    await answered(store.update(applyCommit(stored, commit)!), 'store.update');
     return { status: 'committed' };
   };
 
@@ -218,7 +222,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   ): Promise<SendResult | 'missing' | 'skipped'> => {
     let entry: OutboxEntry | undefined;
     try {
-      entry = await tracked(store.get(id));
+      entry = await answered(store.get(id), 'store.get');
     } catch (error) {
       // Nothing was sent; the attempt was counted already, and another one may succeed.
       const name = errorNameOf(error);
@@ -264,7 +268,12 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     reads.add(keep);
     try {
       // The machine gets summaries, never the stored requests (their queries, headers, bodies and keys).
-      return { entries: (await tracked(store.list())).map(entryRecordOf), complete: true, keep, at: now() };
+      return {
+        entries: (await answered(store.list(), 'store.list')).map(entryRecordOf),
+        complete: true,
+        keep,
+        at: now(),
+      };
     } catch (error) {
       reads.delete(keep);
       throw error;
@@ -279,7 +288,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   let leaseAnswer: FlushFacts['lease'] = 'free';
   const askLease = async (ttlMs: number) => {
     try {
-      const held = await tracked(store.acquireLease(owner, ttlMs, now()));
+      const held = await answered(store.acquireLease(owner, ttlMs, now()), 'store.acquireLease');
       leaseAnswer = held ? 'free' : 'refused';
       return { held, at: now() };
     } catch (error) {
@@ -301,7 +310,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     actors: {
       loadEntries,
       acquireLease: ({ ttlMs }: AcquireLeaseInput) => askLease(ttlMs),
-      releaseLease: () => tracked(store.releaseLease(owner)),
+      releaseLease: () => answered(store.releaseLease(owner), 'store.releaseLease'),
     },
     spawned: {
       commitEntry: (input: CommitEntryInput, signal: AbortSignal) =>
@@ -451,6 +460,8 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
         // Stopping the machine clears its timers and stops its children (aborting sends in flight).
         machine.stop();
         wake();
+        // The machine hears no more answers: their watch timers go (close() leaves no timer running).
+        for (const stop of [...answerWatches]) stop();
         // Writes already started are waited for, so that none is cut in half, but not forever: a store that
         // never answers must not hang the app's shutdown (a write cut off is as a crash leaves it).
         while (inFlight.size > 0) {

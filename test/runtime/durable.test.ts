@@ -7,7 +7,7 @@ import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js'
 import { RequestError } from '../../src/errors/request-error.js';
 import { FailwiseError } from '../../src/errors/failwise-error.js';
 import { RequestFailedError } from '../../src/errors/request-failed-error.js';
-import { STORE_WAIT_MS } from '../../src/runtime/bounded-wait.js';
+import { STORE_ANSWER_MS, STORE_WAIT_MS } from '../../src/runtime/bounded-wait.js';
 
 const order = { method: 'POST', path: '/v1/orders', body: '{"qty":1}', lifetime: 'durable' } as const;
 const keyOf = (headers: Record<string, string>) => headers['idempotency-key'];
@@ -412,6 +412,28 @@ it('close() lets a durable write under way land within STORE_WAIT_MS: the reques
   expect(h.transport.calls).toHaveLength(0);
   await h.clock.increment(STORE_WAIT_MS);
   await closing;
+});
+
+it('flush() on a store whose lease call never answers resolves after STORE_ANSWER_MS: store-failed, nothing lost', async () => {
+  const base = memoryStore();
+  const store: OutboxStore = { ...base, acquireLease: () => new Promise<boolean>(() => undefined) };
+  const connectivity = manualConnectivity('offline');
+  const h = harness([{ reply: respond(201) }], { store, connectivity });
+  expect((await settled(h, h.client.request(order))).status).toBe('deferred');
+  connectivity.set('online');
+  let result: unknown;
+  void h.client.outbox.flush().then((value) => (result = value));
+  await h.clock.increment(STORE_ANSWER_MS - 1);
+  expect(result).toBeUndefined();
+  await h.clock.increment(1);
+  for (let i = 0; i < 20 && result === undefined; i++) await h.clock.increment(0);
+  expect(result).toEqual({ sent: 0, failed: 0, pending: 1, reason: 'store-failed' });
+  expect(await base.list()).toHaveLength(1);
+  expect(h.transport.calls).toHaveLength(0);
+  const closing = h.client.close();
+  await h.clock.increment(STORE_WAIT_MS);
+  await closing;
+  expect(h.clock.pending()).toBe(0);
 });
 
 describe('client.outbox.flush and remove', () => {
