@@ -108,13 +108,13 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
 
   // Issue 10's targets (16 KB up front, 30 KB in all) are not met yet: `npm run size` checks them and says so
   // (docs/design.md#bundle-budget, docs/benchmarks.md). Until they are, these keep today's sizes from growing.
-  // Issue 11's hardening (input checks, error classes, pin and lease handling, flush results) added about
-  // 2 KB up front and 2.5 KB in all: the guards moved from 28 and 36 KB to 30 and 38 KB with it.
+  // Issue 11's hardening (input checks, error classes, pin and lease handling, flush results, bounded store
+  // waits) added about 2 KB up front and 3 KB in all: the guards moved from 28 and 36 KB to 30 and 39 KB.
   it('does not grow: the minimal app loads at most 30 KB gzip up front (issue 10 asks 16)', async () => {
     expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(30 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 38 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(38 * 1024);
+  it('does not grow: everything, in all its chunks, within 39 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(39 * 1024);
   });
 });
