@@ -114,7 +114,8 @@ function providedMachine(mut: MachineUnderTest): AnyStateMachine {
         runOf(system).effects.invoke(src, i, signal),
     );
   for (const [src, toEvent] of Object.entries(mut.spawned ?? {})) {
-    // As the outbox's own callback actors (reportOnce in outbox.actors.ts): one event, and no abort once sent.
+    // As replyingActor (machines/machine-logic.ts), which cannot serve here: each run reads its effects from the
+    // actor's system. One event, and no abort once sent.
     actors[src] = fromCallback<EventObject, never>(({ input: i, sendBack, system }) => {
       const { effects, clock } = runOf(system);
       const run = spawnedEffect(effects, src, toEvent, clock);
