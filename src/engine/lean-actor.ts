@@ -52,18 +52,22 @@ export type LeanStatus = 'active' | 'done' | 'stopped' | 'error';
 
 type Event = { type: string; [key: string]: unknown };
 
+/** An armed timer; the actor's timers form a list through `next` (a few at a time, no array to grow). */
 interface TimerSlot {
   readonly event: string;
   handle: unknown;
+  next: TimerSlot | undefined;
 }
 
+/** A running child; the actor's children form a list through `next`, in the order they were started. */
 interface Child {
   readonly id: string;
   readonly src: string;
   readonly input: unknown;
   readonly spawned: boolean;
-  controller?: AbortController;
+  controller: AbortController | undefined;
   state: 'new' | 'running' | 'stopped';
+  next: Child | undefined;
 }
 
 export class LeanActor<TContext, TInput = unknown> {
@@ -72,9 +76,9 @@ export class LeanActor<TContext, TInput = unknown> {
   output: unknown;
   /** The configuration: bit `i` is set while state `i` of the table is active (tables have at most 31 states). */
   private config = 0;
-  /** Armed timers, and running children: few at a time, so plain lists, made only when first needed. */
-  private timers: TimerSlot[] | undefined;
-  private children: Child[] | undefined;
+  /** Armed timers, and running children: few at a time, so linked lists (a request in flight holds no array). */
+  private timers: TimerSlot | undefined;
+  private children: Child | undefined;
   /** Events sent while a step runs, and events the machine raised, waiting their turn. */
   private mailbox: Event[] | undefined;
   private internal: Event[] | undefined;
@@ -86,12 +90,14 @@ export class LeanActor<TContext, TInput = unknown> {
   private changed = false;
 
   constructor(private readonly options: LeanActorOptions<TContext, TInput>) {
-    this.states = compile(options.table);
-    this.everyState = this.states.map((_, i) => i);
+    const compiled = compile(options.table);
+    this.states = compiled.states;
+    this.everyState = compiled.everyState;
     this.context = options.logic.context({ input: options.input });
   }
 
   private readonly states: readonly State[];
+  /** Every state's index: what a transition without a domain exits (shared by every run of the table). */
   private readonly everyState: readonly number[];
 
   /** Enters the initial states and runs what they start. */
@@ -136,7 +142,9 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** The timers armed now, by event type. */
   pendingTimers(): string[] {
-    return (this.timers ?? []).map((t) => t.event);
+    const events: string[] = [];
+    for (let t = this.timers; t !== undefined; t = t.next) events.push(t.event);
+    return events;
   }
 
   // ---- processing ----
@@ -181,9 +189,9 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** Clears every timer and aborts every child. */
   private halt(): void {
-    for (const timer of this.timers ?? []) this.options.timers.clear(timer.handle);
+    for (let t = this.timers; t !== undefined; t = t.next) this.options.timers.clear(t.handle);
     this.timers = undefined;
-    for (const child of this.children ?? []) this.abort(child);
+    for (let c = this.children; c !== undefined; c = c.next) this.abort(c);
     this.children = undefined;
     this.mailbox = undefined;
     this.internal = undefined;
@@ -332,7 +340,9 @@ export class LeanActor<TContext, TInput = unknown> {
         }
         this.status = 'done';
         this.output = this.machineOutput(state, event);
-        for (const child of [...(this.children ?? [])]) this.stopChild(child.id);
+        const running: Child[] = [];
+        for (let c = this.children; c !== undefined; c = c.next) running.push(c);
+        for (const child of running) this.stopChild(child.id);
         return;
       }
     }
@@ -537,14 +547,12 @@ export class LeanActor<TContext, TInput = unknown> {
     const delay = this.options.logic.delays[delayName]!({ context: this.context });
     this.defer(() => {
       this.clearTimer(eventType);
-      const slot: TimerSlot = { event: eventType, handle: undefined };
+      const slot: TimerSlot = { event: eventType, handle: undefined, next: undefined };
       slot.handle = this.options.timers.set(() => {
-        const at = this.timers ? this.timers.indexOf(slot) : -1;
-        if (at === -1) return;
-        this.timers!.splice(at, 1);
+        if (!this.unlinkTimer(slot)) return;
         this.send({ type: eventType });
       }, delay);
-      (this.timers ??= []).push(slot);
+      this.linkTimer(slot);
     });
   }
 
@@ -553,11 +561,37 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private clearTimer(eventType: string): void {
-    const timers = this.timers;
-    const at = timers ? timers.findIndex((t) => t.event === eventType) : -1;
-    if (at === -1) return;
-    this.options.timers.clear(timers![at]!.handle);
-    timers!.splice(at, 1);
+    let t = this.timers;
+    while (t !== undefined && t.event !== eventType) t = t.next;
+    if (t === undefined) return;
+    this.options.timers.clear(t.handle);
+    this.unlinkTimer(t);
+  }
+
+  /** Appends a timer to the list (armed timers keep the order they were armed in). */
+  private linkTimer(slot: TimerSlot): void {
+    if (this.timers === undefined) {
+      this.timers = slot;
+      return;
+    }
+    let last = this.timers;
+    while (last.next !== undefined) last = last.next;
+    last.next = slot;
+  }
+
+  /** Takes a timer off the list; whether it was on it. */
+  private unlinkTimer(slot: TimerSlot): boolean {
+    if (this.timers === slot) {
+      this.timers = slot.next;
+      return true;
+    }
+    for (let t = this.timers; t !== undefined; t = t.next) {
+      if (t.next === slot) {
+        t.next = slot.next;
+        return true;
+      }
+    }
+    return false;
   }
 
   private defer(effect: () => void): void {
@@ -565,12 +599,22 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private findChild(id: string): Child | undefined {
-    return this.children?.find((c) => c.id === id);
+    let c = this.children;
+    while (c !== undefined && c.id !== id) c = c.next;
+    return c;
   }
 
   private dropChild(child: Child): void {
-    const at = this.children ? this.children.indexOf(child) : -1;
-    if (at !== -1) this.children!.splice(at, 1);
+    if (this.children === child) {
+      this.children = child.next;
+      return;
+    }
+    for (let c = this.children; c !== undefined; c = c.next) {
+      if (c.next === child) {
+        c.next = child.next;
+        return;
+      }
+    }
   }
 
   private invoke(invoke: State['invoke'][number], event: Event): void {
@@ -583,10 +627,15 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** Starts an invoked actor or a spawned child after the step (its input taken now, as XState does). */
   private spawn(id: string, src: string, input: unknown, spawned: boolean): void {
-    const child: Child = { id, src, input, spawned, state: 'new' };
+    const child: Child = { id, src, input, spawned, controller: undefined, state: 'new', next: undefined };
     const existing = this.findChild(id);
     if (existing) this.dropChild(existing);
-    (this.children ??= []).push(child);
+    if (this.children === undefined) this.children = child;
+    else {
+      let last = this.children;
+      while (last.next !== undefined) last = last.next;
+      last.next = child;
+    }
     this.changed = true;
     this.defer(() => this.startChild(child));
   }
@@ -686,15 +735,20 @@ interface State {
   readonly descendants: readonly number[];
 }
 
-const compiled = new WeakMap<MachineTable, readonly State[]>();
+interface Compiled {
+  readonly states: readonly State[];
+  readonly everyState: readonly number[];
+}
+
+const compiledTables = new WeakMap<MachineTable, Compiled>();
 
 /** The table's states with every list filled in, once per table. */
-function compile(table: MachineTable): readonly State[] {
-  let states = compiled.get(table);
-  if (states === undefined) {
+function compile(table: MachineTable): Compiled {
+  let compiled = compiledTables.get(table);
+  if (compiled === undefined) {
     const rows = table.states;
     const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
-    states = rows.map((row, i) => {
+    const states: State[] = rows.map((row, i) => {
       const path = pathOf(i);
       const pair = (list: readonly TransitionRow[] = []) => list.map((t) => ({ row: t, source: i }));
       return {
@@ -712,9 +766,10 @@ function compile(table: MachineTable): readonly State[] {
         descendants: rows.flatMap((_, d) => (pathOf(d).slice(1).includes(i) ? [d] : [])),
       };
     });
-    compiled.set(table, states);
+    compiled = { states, everyState: states.map((_, i) => i) };
+    compiledTables.set(table, compiled);
   }
-  return states;
+  return compiled;
 }
 
 /** The signal of an effect that answers at once: nothing is left to abort by the time a state could be left. */
