@@ -8,4 +8,10 @@ export interface Clock {
   now(): number;
   setTimeout(fn: (...args: unknown[]) => void, timeoutMs: number): unknown;
   clearTimeout(handle: unknown): void;
+  /**
+   * Milliseconds on a monotonic time line, which no wall-clock correction moves (`performance.now()`), if the
+   * clock has one. The lean executor keeps its delays in one queue on one host timer on such a clock
+   * (src/engine/timer-queue.ts); on a clock without it (a simulated one) each delay is a timer of the clock.
+   */
+  monotonicNow?(): number;
 }

@@ -7,7 +7,7 @@ import type {
   StateRow,
   TransitionRow,
 } from '../../machines/machine-table.js';
-import type { Timers } from './timers.js';
+import type { TimerTarget, Timers } from './timers.js';
 
 /**
  * Runs one machine from its derived table (machines/machine-table.ts), calling the machine's named logic
@@ -23,7 +23,6 @@ import type { Timers } from './timers.js';
 export interface LeanActorOptions<TContext, TInput> {
   table: MachineTable;
   logic: MachineLogic<TContext, TInput>;
-  input: TInput;
   timers: Timers;
   /** Invoked actors and spawned children by name. An invoked actor's result is its output (or it throws). */
   actors: Readonly<Record<string, LeanEffect>>;
@@ -52,11 +51,21 @@ export type LeanStatus = 'active' | 'done' | 'stopped' | 'error';
 
 type Event = { type: string; [key: string]: unknown };
 
-/** An armed timer; the actor's timers form a list through `next` (a few at a time, no array to grow). */
-interface TimerSlot {
-  readonly event: string;
-  handle: unknown;
-  next: TimerSlot | undefined;
+/**
+ * An armed timer: what `Timers` calls back when it is due (no closure per timer). The actor's timers form a list
+ * through `next` (a few at a time, no array to grow).
+ */
+class TimerSlot implements TimerTarget {
+  handle: unknown = undefined;
+  next: TimerSlot | undefined = undefined;
+  constructor(
+    private readonly actor: { timerFired(slot: TimerSlot): void },
+    readonly event: string,
+  ) {}
+
+  fire(): void {
+    this.actor.timerFired(this);
+  }
 }
 
 /** A running child; the actor's children form a list through `next`, in the order they were started. */
@@ -89,11 +98,15 @@ export class LeanActor<TContext, TInput = unknown> {
   /** Whether the step changed context, children or states (XState's new snapshot): eventless transitions are selected again. */
   private changed = false;
 
-  constructor(private readonly options: LeanActorOptions<TContext, TInput>) {
+  /** The input is read once, for the initial context, and not kept. */
+  constructor(
+    private readonly options: LeanActorOptions<TContext, TInput>,
+    input: TInput,
+  ) {
     const compiled = compile(options.table);
     this.states = compiled.states;
     this.everyState = compiled.everyState;
-    this.context = options.logic.context({ input: options.input });
+    this.context = options.logic.context({ input });
   }
 
   private readonly states: readonly State[];
@@ -547,13 +560,15 @@ export class LeanActor<TContext, TInput = unknown> {
     const delay = this.options.logic.delays[delayName]!({ context: this.context });
     this.defer(() => {
       this.clearTimer(eventType);
-      const slot: TimerSlot = { event: eventType, handle: undefined, next: undefined };
-      slot.handle = this.options.timers.set(() => {
-        if (!this.unlinkTimer(slot)) return;
-        this.send({ type: eventType });
-      }, delay);
+      const slot = new TimerSlot(this, eventType);
+      slot.handle = this.options.timers.set(slot, delay);
       this.linkTimer(slot);
     });
+  }
+
+  /** @internal A timer of this actor is due: its event is sent, unless the timer was cleared meanwhile. */
+  timerFired(slot: TimerSlot): void {
+    if (this.unlinkTimer(slot)) this.send({ type: slot.event });
   }
 
   private cancelTimer(eventType: string): void {

@@ -53,17 +53,19 @@ export interface MachineRun<TContext> {
 export const leanRunner: MachineRunner = {
   start(definition, options) {
     const { spawned } = options;
-    return new LeanActor({
-      table: definition.table,
-      logic: definition.logic,
-      input: options.input,
-      timers: clockTimers(options.clock),
-      actors: spawned ? { ...options.actors, ...spawned } : options.actors,
-      spawned: spawned ? new Set(Object.keys(spawned)) : undefined,
-      instant: options.instant,
-      onEmit: options.onEmit,
-      onChange: options.onChange,
-      onEnd: options.onEnd,
-    }).start();
+    return new LeanActor(
+      {
+        table: definition.table,
+        logic: definition.logic,
+        timers: clockTimers(options.clock),
+        actors: spawned ? { ...options.actors, ...spawned } : options.actors,
+        spawned: spawned ? new Set(Object.keys(spawned)) : undefined,
+        instant: options.instant,
+        onEmit: options.onEmit,
+        onChange: options.onChange,
+        onEnd: options.onEnd,
+      },
+      options.input,
+    ).start();
   },
 };

@@ -1,8 +1,14 @@
 import type { Clock } from '../clock/clock.js';
+import { TimerQueue } from './timer-queue.js';
+
+/** What a timer calls when it is due: an object with a method, so that arming one makes no closure. */
+export interface TimerTarget {
+  fire(): void;
+}
 
 /** Where the lean executor arms its delays. */
 export interface Timers {
-  set(fn: () => void, delayMs: number): unknown;
+  set(target: TimerTarget, delayMs: number): unknown;
   clear(handle: unknown): void;
 }
 
@@ -13,7 +19,9 @@ class ZeroDelay {
 
 /**
  * Timers on a clock, except that a wait of 0 ms (a zero backoff, a Retry-After of 0) takes no host timer: it
- * runs as a microtask, after whatever the current step started.
+ * runs as a microtask, after whatever the current step started. On a clock with a monotonic time line
+ * (`systemClock`) the other delays share one host timer (timer-queue.ts); on any other clock each delay is a
+ * timer of that clock, so a simulated clock sees them all, in the order they were armed.
  */
 export function clockTimers(clock: Clock): Timers {
   let timers = byClock.get(clock);
@@ -25,20 +33,28 @@ export function clockTimers(clock: Clock): Timers {
 const byClock = new WeakMap<Clock, Timers>();
 
 function timersOn(clock: Clock): Timers {
+  const { monotonicNow } = clock;
+  const host: Timers =
+    monotonicNow !== undefined
+      ? new TimerQueue(clock, () => monotonicNow.call(clock))
+      : {
+          set: (target, delayMs) => clock.setTimeout(() => target.fire(), delayMs),
+          clear: (handle) => clock.clearTimeout(handle),
+        };
   return {
-    set(fn, delayMs) {
-      if (delayMs > 0) return clock.setTimeout(fn, delayMs);
+    set(target, delayMs) {
+      if (delayMs > 0) return host.set(target, delayMs);
       const handle = new ZeroDelay();
       queueMicrotask(() => {
         if (!handle.live) return;
         handle.live = false;
-        fn();
+        target.fire();
       });
       return handle;
     },
     clear(handle) {
       if (handle instanceof ZeroDelay) handle.live = false;
-      else clock.clearTimeout(handle);
+      else host.clear(handle);
     },
   };
 }

@@ -235,16 +235,18 @@ export function leanSide(
   for (const [src, toEvent] of Object.entries(mut.spawned ?? {}))
     actors[src] = spawnedEffect(effects, src, toEvent, clock);
   let status = 'active';
-  const actor = new LeanActor({
-    table,
-    logic: mut.logic,
-    input: input as never,
-    timers,
-    actors,
-    spawned: new Set(Object.keys(mut.spawned ?? {})),
-    onEmit: (event) => emitted.push(event),
-    onEnd: (end) => (status = end.status),
-  });
+  const actor = new LeanActor(
+    {
+      table,
+      logic: mut.logic,
+      timers,
+      actors,
+      spawned: new Set(Object.keys(mut.spawned ?? {})),
+      onEmit: (event) => emitted.push(event),
+      onEnd: (end) => (status = end.status),
+    },
+    input as never,
+  );
   actor.start();
   return {
     clock,

@@ -1,0 +1,170 @@
+import type { Clock } from '../clock/clock.js';
+import type { TimerTarget, Timers } from './timers.js';
+
+/** One timer in the queue; `index` is its place in the heap, -1 once it fired or was cleared. */
+interface Entry {
+  readonly due: number;
+  readonly seq: number;
+  readonly target: TimerTarget;
+  index: number;
+}
+
+/**
+ * Every lean run's delays on one host timer. Each request arms two timers (its budget and its attempt's timeout)
+ * and clears both when it succeeds; on the host (Node's `setTimeout`) that is two timer objects and their list
+ * bookkeeping per request. Here a timer is a small entry in a binary heap ordered by due time, then by the order
+ * they were armed in, and the host timer is armed only for the earliest entry.
+ *
+ * The host timer is not cleared when entries are cleared before it fires: it fires later, finds nothing due and
+ * is armed again for the earliest entry. While the heap is empty it is `unref()`ed where the host allows
+ * (Node), so an idle queue does not keep a process alive, and re-`ref()`ed when an entry comes; where the host
+ * cannot unref (browsers) it is cleared instead.
+ *
+ * Timers due at once run in the order they were armed, as with the host's timers. A queue orders its own
+ * timers only: on a clock that other code also arms timers on, a timer of the queue and one of that code due at
+ * the same instant may run in the other order than with a host timer each. That is why the client uses a queue
+ * only on a clock with a monotonic time line, `systemClock` (engine/timers.ts), where no two real timers are
+ * ordered to the millisecond anyway; a simulated clock keeps one timer per delay, so tests and the drill see
+ * every timer in armed order.
+ */
+export class TimerQueue implements Timers {
+  private readonly heap: Entry[] = [];
+  private seq = 0;
+  /** The host timer, when armed, and when it was armed to fire. */
+  private host: unknown;
+  private hostDue = Infinity;
+  /** Whether the host timer is `unref()`ed now (the heap is empty). */
+  private idle = false;
+
+  /**
+   * @param clock arms the host timer.
+   * @param now the time line that dues are kept on: a monotonic one (`performance.now`) for real time, so that a
+   *   wall clock set back or forward (a phone's time corrected) neither delays nor hastens a timer, exactly as
+   *   with a host timer each.
+   */
+  constructor(
+    private readonly clock: Clock,
+    private readonly now: () => number = () => clock.now(),
+  ) {}
+
+  /** Timers armed and not yet fired or cleared. */
+  get size(): number {
+    return this.heap.length;
+  }
+
+  set(target: TimerTarget, delayMs: number): Entry {
+    const entry: Entry = { due: this.now() + delayMs, seq: this.seq++, target, index: this.heap.length };
+    this.heap.push(entry);
+    this.up(entry.index);
+    if (this.idle) this.wake();
+    if (entry.due < this.hostDue) this.arm();
+    return entry;
+  }
+
+  clear(handle: unknown): void {
+    const entry = handle as Entry;
+    if (entry.index === -1) return;
+    this.removeAt(entry.index);
+    if (this.heap.length === 0) this.rest();
+  }
+
+  /** The host timer fired: runs every entry that is due, in order, then arms the host timer for the next. */
+  private readonly fire = (): void => {
+    // The host's timer says its delay has passed even when `now` lags it by a millisecond.
+    const now = Math.max(this.now(), this.hostDue);
+    this.host = undefined;
+    this.hostDue = Infinity;
+    this.idle = false;
+    for (let top = this.heap[0]; top !== undefined && top.due <= now; top = this.heap[0]) {
+      this.removeAt(0);
+      try {
+        top.target.fire();
+      } catch (error) {
+        // As a throwing host timer callback would: reported, and the other timers still run.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+    if (this.heap.length > 0) this.arm();
+  };
+
+  /** Arms the host timer for the earliest entry (clearing one armed for later). */
+  private arm(): void {
+    const first = this.heap[0]!;
+    if (this.host !== undefined) this.clock.clearTimeout(this.host);
+    this.hostDue = first.due;
+    this.host = this.clock.setTimeout(this.fire, Math.max(0, first.due - this.now()));
+    this.idle = false;
+  }
+
+  /** The heap is empty: the host timer may stay armed, but must not keep the process alive. */
+  private rest(): void {
+    if (this.host === undefined) return;
+    const host = this.host as { unref?: () => void };
+    if (typeof host.unref === 'function') {
+      host.unref();
+      this.idle = true;
+      return;
+    }
+    this.clock.clearTimeout(this.host);
+    this.host = undefined;
+    this.hostDue = Infinity;
+  }
+
+  /** An entry came while the host timer rested: it keeps the process alive again. */
+  private wake(): void {
+    (this.host as { ref?: () => void }).ref?.();
+    this.idle = false;
+  }
+
+  // ---- the binary heap, by (due, seq) ----
+
+  private removeAt(index: number): void {
+    const heap = this.heap;
+    const removed = heap[index]!;
+    const last = heap.pop()!;
+    removed.index = -1;
+    if (last === removed) return;
+    heap[index] = last;
+    last.index = index;
+    this.up(index);
+    this.down(last.index);
+  }
+
+  private up(index: number): void {
+    const heap = this.heap;
+    const entry = heap[index]!;
+    while (index > 0) {
+      const parentIndex = (index - 1) >> 1;
+      const parent = heap[parentIndex]!;
+      if (!before(entry, parent)) break;
+      heap[index] = parent;
+      parent.index = index;
+      index = parentIndex;
+    }
+    heap[index] = entry;
+    entry.index = index;
+  }
+
+  private down(index: number): void {
+    const heap = this.heap;
+    const entry = heap[index]!;
+    for (;;) {
+      const left = 2 * index + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const child = right < heap.length && before(heap[right]!, heap[left]!) ? right : left;
+      if (!before(heap[child]!, entry)) break;
+      heap[index] = heap[child]!;
+      heap[index]!.index = index;
+      index = child;
+    }
+    heap[index] = entry;
+    entry.index = index;
+  }
+}
+
+function before(a: Entry, b: Entry): boolean {
+  return a.due < b.due || (a.due === b.due && a.seq < b.seq);
+}
