@@ -33,10 +33,9 @@ export function clockTimers(clock: Clock): Timers {
 const byClock = new WeakMap<Clock, Timers>();
 
 function timersOn(clock: Clock): Timers {
-  const { monotonicNow } = clock;
   const host: Timers =
-    monotonicNow !== undefined
-      ? new TimerQueue(clock, () => monotonicNow.call(clock))
+    clock.monotonicNow !== undefined
+      ? new TimerQueue(clock, () => clock.monotonicNow!())
       : {
           set: (target, delayMs) => clock.setTimeout(() => target.fire(), delayMs),
           clear: (handle) => clock.clearTimeout(handle),

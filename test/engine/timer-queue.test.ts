@@ -145,7 +145,6 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
     const sim = simulatedClock();
     const queue = new TimerQueue(sim, () => sim.now());
     const fired: string[] = [];
-    let doomed: unknown;
     queue.set(
       on(() => {
         fired.push('first');
