@@ -470,6 +470,7 @@ function createClient(
           deviceOffline: isOffline(),
         },
         onEmitted,
+        finish,
       );
       if (cancel) {
         if (signal.aborted) cancel();
@@ -483,21 +484,21 @@ function createClient(
           : new MachineError(`requestMachine: ${String(error)}`, { cause: error }),
       );
     }
-    return entry.running.done.then(
-      (output) => (finish(), output as RunOutput),
-      (error: unknown) => {
-        finish();
-        throw error;
-      },
-    );
+    return entry.running.done as Promise<RunOutput>;
   }
 
-  async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
-    if (closed) throw new FailwiseError('failwise: this client is closed');
-    const prepared = prepareRequest(request, () => makeKey('idempotencyKey'), strict);
-    if (prepared.lifetime === 'durable') return requestDurable(prepared);
-    if (prepared.lifetime === 'cached') return requestCached(prepared);
-    return requestInteractive(prepared);
+  /** Not an async function: the promise it returns is the request's own, not another one around it. */
+  function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
+    if (closed) return Promise.reject(new FailwiseError('failwise: this client is closed'));
+    try {
+      const prepared = prepareRequest(request, () => makeKey('idempotencyKey'), strict);
+      if (prepared.lifetime === 'durable') return requestDurable(prepared);
+      if (prepared.lifetime === 'cached') return requestCached(prepared);
+      return requestInteractive(prepared);
+    } catch (error) {
+      // A malformed request, or a key that cannot be made: a rejection, as from an async function.
+      return Promise.reject(error);
+    }
   }
 
   function requestInteractive(prepared: PreparedRequest): Promise<Outcome> {

@@ -49,7 +49,12 @@ export interface RunningRequest {
 }
 
 export interface RequestDriver {
-  run(input: RequestMachineInput, onEmitted: (event: RequestMachineEmitted) => void): RunningRequest;
+  /** `onEnded` is called when the request ends, right before `done` settles (no promise reaction of its own). */
+  run(
+    input: RequestMachineInput,
+    onEmitted: (event: RequestMachineEmitted) => void,
+    onEnded?: () => void,
+  ): RunningRequest;
 }
 
 const requestDefinition = { table: requestTable, logic: requestLogic };
@@ -69,8 +74,8 @@ export function createRequestDriver(
   for (const [name, effect] of Object.entries(effects)) if (effect) actors[name] = effect as never;
 
   return {
-    run(input, onEmitted) {
-      const running = new Running();
+    run(input, onEmitted, onEnded) {
+      const running = new Running(onEnded);
       running.machine = options.runner.start(requestDefinition, {
         input,
         clock: options.clock,
@@ -95,7 +100,7 @@ class Running implements RunningRequest {
   private resolve!: (output: RequestMachineOutput) => void;
   private reject!: (error: Error) => void;
 
-  constructor() {
+  constructor(private readonly onEnded: (() => void) | undefined) {
     this.done = new Promise<RequestMachineOutput>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -113,6 +118,7 @@ class Running implements RunningRequest {
   }
 
   end(end: LeanEnd): void {
+    this.onEnded?.();
     if (end.status === 'done' && end.output !== undefined) this.resolve(end.output as RequestMachineOutput);
     else if (end.status === 'error')
       this.reject(

@@ -156,7 +156,7 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
       }),
       100,
     );
-    doomed = queue.set(
+    const doomed = queue.set(
       on(() => fired.push('doomed')),
       100,
     );
