@@ -496,7 +496,9 @@ function createClient(
       if (prepared.lifetime === 'cached') return requestCached(prepared);
       return requestInteractive(prepared);
     } catch (error) {
-      // A malformed request, or a key that cannot be made: a rejection, as from an async function.
+      // A malformed request, or a key that cannot be made: a rejection, as from an async function. (Both throw
+      // FailwiseErrors; anything else would be a bug, passed on as it is.)
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       return Promise.reject(error);
     }
   }
