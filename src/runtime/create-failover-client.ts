@@ -12,6 +12,7 @@ import type {
   AttemptInput,
   AttemptOutput,
   RequestMachineEmitted,
+  RequestMachineOutput,
 } from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
@@ -69,7 +70,7 @@ export type FetchInit = Omit<RequestInit, 'body' | 'headers' | 'method' | 'signa
 
 interface InFlight {
   prepared: PreparedRequest;
-  running?: RunningRequest;
+  running?: RunningRequest<unknown>;
 }
 
 const ignoreEvent: EmitRequestEvent = () => undefined;
@@ -441,15 +442,34 @@ function createClient(
     runPolicy: Policy,
     signal: AbortSignal | undefined,
     onEmitted: (event: RequestMachineEmitted) => void,
-  ): Promise<RunOutput> {
+  ): Promise<RunOutput>;
+  function run<T>(
+    prepared: PreparedRequest,
+    requestId: string,
+    runPolicy: Policy,
+    signal: AbortSignal | undefined,
+    onEmitted: (event: RequestMachineEmitted) => void,
+    outcomeOf: (output: RunOutput) => T,
+  ): Promise<T>;
+  function run(
+    prepared: PreparedRequest,
+    requestId: string,
+    runPolicy: Policy,
+    signal: AbortSignal | undefined,
+    onEmitted: (event: RequestMachineEmitted) => void,
+    outcomeOf?: (output: RunOutput) => unknown,
+  ): Promise<unknown> {
     const entry: InFlight = { prepared };
     inFlight.set(requestId, entry);
     const cancel = signal && (() => entry.running?.cancel());
-    const finish = () => {
+    // When the machine ends: the request's bookkeeping, then (given `outcomeOf`) what the run resolves with.
+    const finish = (output: RequestMachineOutput | undefined) => {
       if (cancel) signal.removeEventListener('abort', cancel);
       inFlight.delete(requestId);
       // A request that began retrying holds its slot until it ends.
       retrySlots.release(requestId);
+      // Durable work is deferred by the outbox, not by this machine (`deferrable: false`): never `deferred` here.
+      return output !== undefined && outcomeOf ? outcomeOf(output as RunOutput) : output;
     };
     try {
       entry.running = driver.run(
@@ -477,14 +497,14 @@ function createClient(
         signal.addEventListener('abort', cancel, { once: true });
       }
     } catch (error) {
-      finish();
+      finish(undefined);
       return Promise.reject(
         error instanceof Error
           ? error
           : new MachineError(`requestMachine: ${String(error)}`, { cause: error }),
       );
     }
-    return entry.running.done as Promise<RunOutput>;
+    return entry.running.done;
   }
 
   /** Not an async function: the promise it returns is the request's own, not another one around it. */
@@ -512,7 +532,7 @@ function createClient(
       emit('failed', undefined, 0, { reason: 'offline' });
       return Promise.resolve({ status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 });
     }
-    return run(prepared, requestId, policy, prepared.signal, onEmitted).then((output) => {
+    return run(prepared, requestId, policy, prepared.signal, onEmitted, (output): Outcome => {
       if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts, {});
       else
         emit('failed', output.origin, output.attempts, {

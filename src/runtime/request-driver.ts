@@ -35,9 +35,9 @@ export interface RequestEffects {
 
 type Answer<T> = T | Promise<T>;
 
-export interface RunningRequest {
-  /** Settles once, with the machine's output, when the request reaches a final state. */
-  readonly done: Promise<RequestMachineOutput>;
+export interface RunningRequest<T = RequestMachineOutput> {
+  /** Settles once, with the machine's output (or what `onEnded` made of it), when the request reaches a final state. */
+  readonly done: Promise<T>;
   /** Ends the request at once as `failed` / `cancelled`; aborts what is in flight. */
   cancel(): void;
   /**
@@ -49,12 +49,16 @@ export interface RunningRequest {
 }
 
 export interface RequestDriver {
-  /** `onEnded` is called when the request ends, right before `done` settles (no promise reaction of its own). */
-  run(
+  /**
+   * `onEnded` is called when the request ends, right before `done` settles, with the machine's output (none when it
+   * was stopped or failed); `done` resolves with what it returns. The caller's bookkeeping and its outcome need
+   * no promise reaction of their own.
+   */
+  run<T = RequestMachineOutput>(
     input: RequestMachineInput,
     onEmitted: (event: RequestMachineEmitted) => void,
-    onEnded?: () => void,
-  ): RunningRequest;
+    onEnded?: (output: RequestMachineOutput | undefined) => T,
+  ): RunningRequest<T>;
 }
 
 const requestDefinition = { table: requestTable, logic: requestLogic };
@@ -74,8 +78,12 @@ export function createRequestDriver(
   for (const [name, effect] of Object.entries(effects)) if (effect) actors[name] = effect as never;
 
   return {
-    run(input, onEmitted, onEnded) {
-      const running = new Running(onEnded);
+    run<T>(
+      input: RequestMachineInput,
+      onEmitted: (event: RequestMachineEmitted) => void,
+      onEnded?: (output: RequestMachineOutput | undefined) => T,
+    ) {
+      const running = new Running<T>(onEnded);
       running.machine = options.runner.start(requestDefinition, {
         input,
         clock: options.clock,
@@ -94,14 +102,14 @@ const ONLINE = { type: 'connectivity.online' };
 const OFFLINE = { type: 'connectivity.offline' };
 
 /** One request in flight: its methods live on the prototype, so a request holds no closures of its own. */
-class Running implements RunningRequest {
-  readonly done: Promise<RequestMachineOutput>;
+class Running<T> implements RunningRequest<T> {
+  readonly done: Promise<T>;
   machine!: MachineRun<unknown>;
-  private resolve!: (output: RequestMachineOutput) => void;
+  private resolve!: (value: T) => void;
   private reject!: (error: Error) => void;
 
-  constructor(private readonly onEnded: (() => void) | undefined) {
-    this.done = new Promise<RequestMachineOutput>((resolve, reject) => {
+  constructor(private readonly onEnded: ((output: RequestMachineOutput | undefined) => T) | undefined) {
+    this.done = new Promise<T>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
     });
@@ -118,8 +126,16 @@ class Running implements RunningRequest {
   }
 
   end(end: LeanEnd): void {
-    this.onEnded?.();
-    if (end.status === 'done' && end.output !== undefined) this.resolve(end.output as RequestMachineOutput);
+    const output = end.status === 'done' ? (end.output as RequestMachineOutput | undefined) : undefined;
+    let value = output as T;
+    try {
+      if (this.onEnded) value = this.onEnded(output);
+    } catch (error) {
+      // The caller's own code failed: its promise still settles.
+      this.reject(error instanceof Error ? error : new MachineError(String(error), { cause: error }));
+      return;
+    }
+    if (output !== undefined) this.resolve(value);
     else if (end.status === 'error')
       this.reject(
         end.error instanceof Error
