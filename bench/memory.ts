@@ -46,6 +46,49 @@ function tally(names: string[]): Record<string, number> {
   return counts;
 }
 
+/**
+ * The same requests made by a hand-written loop that can cut an attempt, as any client must: per request one
+ * AbortController and one attempt timer (600 s, never firing), around the same silent transport. Its heap per
+ * request in flight is the floor under failwise's figure on this host; what failwise holds above it is its own.
+ */
+async function handLoopBytesPerInflight(requests: number): Promise<number> {
+  const { transport, sends } = silentTransport();
+  const controllers: AbortController[] = [];
+  const call = async (path: string) => {
+    const controller = new AbortController();
+    controllers.push(controller);
+    const timer = setTimeout(() => controller.abort(), 600_000);
+    try {
+      return await transport.send({
+        url: `https://api.example.test${path}`,
+        method: 'GET',
+        headers: {},
+        signal: controller.signal,
+        connectTimeoutMs: 10_000,
+        attemptsLeft: 1,
+      });
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+  const warmups = Array.from({ length: 200 }, () => call('/x'));
+  await until(() => sends() >= warmups.length, 30_000, 'the hand loop warm-up');
+  for (const controller of controllers.splice(0)) controller.abort();
+  await Promise.all(warmups);
+
+  collectGarbage();
+  const before = process.memoryUsage().heapUsed;
+  const sentBefore = sends();
+  const pending: Promise<unknown>[] = [];
+  for (let i = 0; i < requests; i++) pending.push(call(`/items/${i}`));
+  await until(() => sends() - sentBefore >= requests, 120_000, `starting ${requests} hand-loop requests`);
+  collectGarbage();
+  const bytes = (process.memoryUsage().heapUsed - before) / requests;
+  for (const controller of controllers.splice(0)) controller.abort();
+  await Promise.all(pending);
+  return bytes;
+}
+
 export async function measureMemory(requests: number): Promise<MemoryResult> {
   const { transport, sends } = silentTransport();
   const client = createFailoverClient({
@@ -77,11 +120,13 @@ export async function measureMemory(requests: number): Promise<MemoryResult> {
   const closing = await closeAndWait(client, pending);
   pending.length = 0;
   collectGarbage();
+  const retainedAfterCloseBytes = process.memoryUsage().heapUsed - before;
   return {
     requests,
     heapDeltaBytes,
     bytesPerInflight: heapDeltaBytes / requests,
-    retainedAfterCloseBytes: process.memoryUsage().heapUsed - before,
+    handLoopBytesPerInflight: await handLoopBytesPerInflight(requests),
+    retainedAfterCloseBytes,
     startMs,
     ...closing,
   };

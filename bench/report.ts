@@ -42,6 +42,8 @@ export interface MemoryResult {
   heapDeltaBytes: number;
   /** `heapDeltaBytes / requests`. */
   bytesPerInflight: number;
+  /** The same figure for a hand-written loop with an AbortController and a timer per request: the host's floor. */
+  handLoopBytesPerInflight: number;
   /** Heap used after close and a full gc, minus the same baseline (negative: less than before). */
   retainedAfterCloseBytes: number;
   /** How long starting every request took, until the transport had seen each one. */
@@ -312,6 +314,14 @@ function memoryTable(memory: MemoryResult): string {
       ['requests in flight', fmt(memory.requests)],
       ['heap delta', `${fmt(memory.heapDeltaBytes / 1024 / 1024, 1)} MiB`],
       ['bytes per request in flight', fmt(memory.bytesPerInflight)],
+      [
+        'the same, hand-written loop (AbortController + timer per request)',
+        fmt(memory.handLoopBytesPerInflight),
+      ],
+      [
+        'failwise ÷ hand-written loop',
+        `${fmt(memory.bytesPerInflight / memory.handLoopBytesPerInflight, 2)} x`,
+      ],
       ['time to start them all', `${fmt(memory.startMs)} ms`],
       ['close() until every request ended', `${fmt(memory.closeMs)} ms`],
       ['every request ended after close', memory.allEnded ? 'yes' : 'NO'],
@@ -492,7 +502,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 3. Memory per request in flight',
     '',
-    `${fmt(results.memory.requests)} interactive GETs start at once against a transport that answers only when the attempt's signal aborts (policy \`budgetMs\` and \`timeouts.attemptMs\` 600 s, so no timer fires while measuring; systemClock). Heap used is read after \`gc()\` (node \`--expose-gc\`) before the first request and once the transport has seen all of them; the difference over the count is the cost of one request in flight, its pending promise included. Then \`client.close()\` must end every one.`,
+    `${fmt(results.memory.requests)} interactive GETs start at once against a transport that answers only when the attempt's signal aborts (policy \`budgetMs\` and \`timeouts.attemptMs\` 600 s, so no timer fires while measuring; systemClock). Heap used is read after \`gc()\` (node \`--expose-gc\`) before the first request and once the transport has seen all of them; the difference over the count is the cost of one request in flight, its pending promise included. Then \`client.close()\` must end every one. For scale, the same number of requests made by a hand-written loop that can cut an attempt (per request an \`AbortController\` and a 600 s attempt timer around the same transport), measured the same way after failwise's: on Node an \`AbortSignal\` with one listener alone holds more than 1 KiB, so that loop is the floor under any client whose attempts can be aborted, and issue 10's 1 KiB is below it.`,
     '',
     memory,
     '',

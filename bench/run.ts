@@ -116,6 +116,8 @@ async function main(): Promise<void> {
   }
   console.log(
     summaryLine(summarize(results), {
+      // The floor under bytesPerInflight on this host (bench/memory.ts): no target, a reference.
+      bytesPerInflightHandLoop: Math.round(results.memory.handLoopBytesPerInflight),
       failwiseClock: 'systemClock',
       quick,
       node: process.version,

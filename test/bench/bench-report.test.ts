@@ -61,6 +61,7 @@ const RESULTS: BenchResults = {
     requests: 10_000,
     heapDeltaBytes: 10_000 * 16_500,
     bytesPerInflight: 16_500,
+    handLoopBytesPerInflight: 1_500,
     retainedAfterCloseBytes: 150 * 1024,
     startMs: 7_000,
     closeMs: 2_000,
@@ -227,6 +228,14 @@ describe('bench report', () => {
         expect(markdown).toContain(`\n${heading}\n`);
       expect(markdown).toContain('| p-retry 6 ');
       expect(markdown).toContain('failed:retry-budget-exhausted 1,000');
+    });
+
+    it("shows the memory figure next to a hand-written loop's, and their ratio", () => {
+      const memory = markdown.split('## 3. Memory per request in flight')[1]!.split('\n## ')[0]!;
+      expect(memory).toMatch(
+        /^\| the same, hand-written loop \(AbortController \+ timer per request\) +\| +1,500 \|$/m,
+      );
+      expect(memory).toMatch(/^\| failwise ÷ hand-written loop +\| +11\.00 x \|$/m); // 16,500 / 1,500
     });
 
     it('is as Prettier would write it, so `prettier --check` passes as generated', async () => {
