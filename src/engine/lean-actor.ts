@@ -104,11 +104,13 @@ export class LeanActor<TContext, TInput = unknown> {
     input: TInput,
   ) {
     const compiled = compile(options.table);
+    this.compiled = compiled;
     this.states = compiled.states;
     this.everyState = compiled.everyState;
     this.context = options.logic.context({ input });
   }
 
+  private readonly compiled: Compiled;
   private readonly states: readonly State[];
   /** Every state's index: what a transition without a domain exits (shared by every run of the table). */
   private readonly everyState: readonly number[];
@@ -225,7 +227,7 @@ export class LeanActor<TContext, TInput = unknown> {
     let event = first;
     let selectEventless = true;
     while (this.status === 'active') {
-      let enabled: Selected[] = selectEventless ? this.selectEventless(event) : [];
+      let enabled: readonly Selected[] = selectEventless ? this.selectEventless(event) : NONE;
       const fromEventless = enabled.length > 0;
       if (!fromEventless) {
         const next = this.internal?.shift();
@@ -242,16 +244,19 @@ export class LeanActor<TContext, TInput = unknown> {
   // ---- selection ----
 
   /** For each atomic state, the first enabled transition for this event on it or its nearest ancestor. */
-  private select(event: Event): Selected[] {
+  private select(event: Event): readonly Selected[] {
     return this.enabledTransitions(event, false);
   }
 
   /** The same for eventless transitions. */
-  private selectEventless(event: Event): Selected[] {
+  private selectEventless(event: Event): readonly Selected[] {
     return this.enabledTransitions(event, true);
   }
 
-  private enabledTransitions(event: Event, eventless: boolean): Selected[] {
+  private enabledTransitions(event: Event, eventless: boolean): readonly Selected[] {
+    // No active state has a transition for it (most events, and eventless selection in most states): nothing to walk.
+    const { alwaysMask, eventMasks } = this.compiled;
+    if ((this.config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
     const enabled: Selected[] = [];
     for (let atomic = 0; atomic < this.states.length; atomic++) {
       if (!this.isActive(atomic) || !this.states[atomic]!.atomic) continue;
@@ -376,7 +381,18 @@ export class LeanActor<TContext, TInput = unknown> {
    * so it is computed once per transition and kept; several at once (parallel regions) are computed together.
    */
   private statesToEnter(transitions: readonly Selected[], initial: boolean): readonly number[] {
-    if (transitions.length === 1 && !initial) {
+    if (initial) {
+      // The same for every run of the table: computed once.
+      const compiled = this.compiled;
+      if (compiled.initialEntered === undefined) {
+        const set = new Set<number>();
+        this.entrySet(transitions, set);
+        set.add(0);
+        compiled.initialEntered = [...set].sort((a, b) => a - b);
+      }
+      return compiled.initialEntered;
+    }
+    if (transitions.length === 1) {
       const t = transitions[0]!;
       if (t.entered === undefined) {
         const set = new Set<number>();
@@ -387,7 +403,6 @@ export class LeanActor<TContext, TInput = unknown> {
     }
     const set = new Set<number>();
     this.entrySet(transitions, set);
-    if (initial) set.add(0);
     return [...set].sort((a, b) => a - b);
   }
 
@@ -753,6 +768,12 @@ interface State {
 interface Compiled {
   readonly states: readonly State[];
   readonly everyState: readonly number[];
+  /** The states that have eventless transitions, as a configuration mask. */
+  readonly alwaysMask: number;
+  /** For each event type, the states that have transitions for it, as a configuration mask. */
+  readonly eventMasks: ReadonlyMap<string, number>;
+  /** The states the initial transition enters, once computed. */
+  initialEntered?: readonly number[];
 }
 
 const compiledTables = new WeakMap<MachineTable, Compiled>();
@@ -781,11 +802,20 @@ function compile(table: MachineTable): Compiled {
         descendants: rows.flatMap((_, d) => (pathOf(d).slice(1).includes(i) ? [d] : [])),
       };
     });
-    compiled = { states, everyState: states.map((_, i) => i) };
+    let alwaysMask = 0;
+    const eventMasks = new Map<string, number>();
+    states.forEach((state, i) => {
+      if (state.always.length > 0) alwaysMask |= 1 << i;
+      for (const type of state.on.keys()) eventMasks.set(type, (eventMasks.get(type) ?? 0) | (1 << i));
+    });
+    compiled = { states, everyState: states.map((_, i) => i), alwaysMask, eventMasks };
     compiledTables.set(table, compiled);
   }
   return compiled;
 }
+
+/** No transition selected. */
+const NONE: readonly Selected[] = Object.freeze([]);
 
 /** The signal of an effect that answers at once: nothing is left to abort by the time a state could be left. */
 const NEVER_ABORTED = new AbortController().signal;
