@@ -115,13 +115,12 @@ export function recordAttemptResult({ context }: Args, output: AttemptOutput): C
     return { now, attempts, authGeneration, inFlight: false, response: output.response };
   }
   // classifyResult leaves only a success status unclassified, and that returned above.
-  const changes = recordFailure({ ...context, attempts }, failure!, now);
-  return {
-    ...changes,
+  // Added to the fresh changes in place: a spread that adds keys takes V8 (Node 20) a slow path, about 1 µs a time.
+  return Object.assign(recordFailure({ ...context, attempts }, failure!, now), {
     attempts,
     authGeneration,
     lastResponse: output.kind === 'response' ? output.response : context.lastResponse,
-  };
+  });
 }
 
 export function recordAttemptTimeout({ context }: Args): Changes {
@@ -219,10 +218,9 @@ export function recordBudgetExhausted({ context }: Args): Changes {
   if (!context.inFlight) return { now };
   // The budget ended an attempt in flight: say so, since a write it carried may have been applied.
   const inFlightFor = now - context.attemptStartedAt;
-  return {
-    ...recordFailure(context, timeoutFailure(context.origin ?? '', inFlightFor), now),
+  return Object.assign(recordFailure(context, timeoutFailure(context.origin ?? '', inFlightFor), now), {
     plan: undefined,
-  };
+  });
 }
 
 export function setReason(_: Args, { reason }: { reason: FailReason | 'durable' }): Changes {
