@@ -1,11 +1,14 @@
 import type { ActionImpl, ActionStep, MachineLogic } from '../../machines/machine-logic.js';
 import { MachineError } from '../errors/machine-error.js';
-import type {
-  ActionRow,
-  GuardRow,
-  MachineTable,
-  StateRow,
-  TransitionRow,
+import {
+  actionName,
+  afterEvent,
+  stateIds,
+  type ActionRow,
+  type GuardRow,
+  type MachineTable,
+  type StateRow,
+  type TransitionRow,
 } from '../../machines/machine-table.js';
 import type { Timers } from './timers.js';
 
@@ -486,7 +489,7 @@ export class LeanActor<TContext, TInput = unknown> {
 
   #execute(actions: readonly ActionRow[], event: Event): void {
     for (const action of actions) {
-      const impl = this.#options.logic.actions[action.name] as ActionImpl<TContext>;
+      const impl = this.#options.logic.actions[actionName(action)] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
         (this.#internal ??= []).push(impl.event);
         continue;
@@ -505,8 +508,8 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   #paramsOf(action: ActionRow, event: Event): unknown {
+    if (typeof action === 'string') return undefined;
     const params = action.params;
-    if (params === undefined) return undefined;
     if ('value' in params) return params.value;
     return this.#options.logic.params[params.from]!({ context: this.context, event });
   }
@@ -660,18 +663,19 @@ export class UnhandledActorError extends MachineError {
   }
 }
 
-/** A table's state with every list present (the generated tables leave empty ones out). */
+/** A table's state with every list present and what the generated tables leave out worked out. */
 interface State {
   readonly id: string;
   readonly key: string;
-  readonly type: StateRow['type'];
+  readonly type: NonNullable<StateRow['type']> | 'atomic';
   readonly parent: number;
   readonly children: readonly number[];
   readonly initial?: number | undefined;
   readonly entry: readonly ActionRow[];
   readonly exit: readonly ActionRow[];
   readonly invoke: readonly NonNullable<StateRow['invoke']>[number][];
-  readonly after: readonly NonNullable<StateRow['after']>[number][];
+  /** Its timers: the delay's name and the event the timer sends. */
+  readonly after: readonly { readonly delay: string; readonly event: string }[];
   /** Transitions by event type, each paired with this state as its source. */
   readonly on: ReadonlyMap<string, readonly Selected[]>;
   readonly always: readonly Selected[];
@@ -692,20 +696,24 @@ function compile(table: MachineTable): readonly State[] {
   let states = compiled.get(table);
   if (states === undefined) {
     const rows = table.states;
+    const ids = stateIds(table);
     const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
     states = rows.map((row, i) => {
       const path = pathOf(i);
       const pair = (list: readonly TransitionRow[] = []) => list.map((t) => ({ row: t, source: i }));
+      const type = row.type ?? 'atomic';
       return {
         ...row,
-        children: row.children ?? [],
+        id: ids[i]!,
+        type,
+        children: rows.flatMap((child, c) => (child.parent === i ? [c] : [])),
         entry: row.entry ?? [],
         exit: row.exit ?? [],
         invoke: row.invoke ?? [],
-        after: row.after ?? [],
+        after: (row.after ?? []).map((delay) => ({ delay, event: afterEvent(delay, ids[i]!) })),
         on: new Map(Object.entries(row.on ?? {}).map(([type, list]) => [type, pair(list)])),
         always: pair(row.always),
-        atomic: row.type === 'atomic' || row.type === 'final',
+        atomic: type === 'atomic' || type === 'final',
         path,
         ancestors: new Set(path.slice(1)),
         descendants: rows.flatMap((_, d) => (pathOf(d).slice(1).includes(i) ? [d] : [])),
