@@ -1,14 +1,14 @@
 import { and, not, type AnyStateMachine } from 'xstate';
 import { FailwiseError } from '../src/errors/failwise-error.js';
 import type { MachineLogic } from './machine-logic.js';
-import type {
-  ActionRow,
-  AfterRow,
-  GuardRow,
-  InvokeRow,
-  MachineTable,
-  StateRow,
-  TransitionRow,
+import {
+  afterEvent,
+  type ActionRow,
+  type GuardRow,
+  type InvokeRow,
+  type MachineTable,
+  type StateRow,
+  type TransitionRow,
 } from './machine-table.js';
 
 /**
@@ -127,7 +127,7 @@ class Deriver {
     if (typeof node.config.initial === 'object')
       this.refuse(node, 'an initial transition with actions is not supported');
     const after = this.after(node);
-    const afterEvents = new Set(after.map((a) => a.event));
+    const afterEvents = new Set(after.map((delay) => afterEvent(delay, node.id)));
     const on: Record<string, TransitionRow[]> = {};
     for (const [eventType, transitions] of node.transitions) {
       if (eventType.includes('*')) this.refuse(node, `the wildcard event \`${eventType}\` is not supported`);
@@ -139,15 +139,11 @@ class Deriver {
     if (output !== undefined && type !== 'final' && node.parent !== undefined)
       this.refuse(node, 'only a final state (or the machine) may have an output');
     const initial = node.initial?.target[0];
+    // What the executor works out (the id, the children, timer events) is left out; see machine-table.ts.
     return {
-      id: node.id,
       key: node.key,
-      type,
+      ...(type === 'atomic' ? {} : { type }),
       parent: node.parent ? this.index.get(node.parent)! : -1,
-      ...nonEmpty(
-        'children',
-        Object.values(node.states).map((child) => this.index.get(child)!),
-      ),
       ...(type === 'compound' && initial ? { initial: this.index.get(initial)! } : {}),
       ...nonEmpty('entry', this.actions(node, node.config.entry)),
       ...nonEmpty('exit', this.actions(node, node.config.exit)),
@@ -173,13 +169,14 @@ class Deriver {
     );
   }
 
-  private after(node: Node): AfterRow[] {
+  /** The state's timers: their delay names. */
+  private after(node: Node): string[] {
     const config = node.config.after as Record<string, unknown> | undefined;
     if (config === undefined) return [];
     return Object.keys(config).map((delay) => {
       if (!(delay in this.logic.delays))
         this.refuse(node, `the delay \`${delay}\` must be a named delay of the logic (no literal delays)`);
-      return { delay, event: `xstate.after.${delay}.${node.id}` };
+      return delay;
     });
   }
 
@@ -249,7 +246,7 @@ class Deriver {
   private action(node: Node, name: string, params: unknown): ActionRow {
     if (!(name in this.logic.actions))
       this.refuse(node, `the action \`${name}\` is not a named action of the logic`);
-    if (params === undefined) return { name };
+    if (params === undefined) return name;
     if (typeof params === 'function')
       return { name, params: { from: this.named(this.logic.params, params, 'params', node) } };
     if (JSON.stringify(params) === undefined || !sameJson(params))

@@ -6,26 +6,15 @@ export const originHealthTable: MachineTable = {
   id: 'originHealth',
   states: [
     {
-      id: 'originHealth',
       key: 'originHealth',
       type: 'compound',
       parent: -1,
-      children: [1, 4, 5],
       initial: 1,
-      on: { 'connectivity.changed': [{ actions: [{ name: 'recordConnectivity' }] }] },
+      on: { 'connectivity.changed': [{ actions: ['recordConnectivity'] }] },
     },
+    { key: 'onPrimary', type: 'compound', parent: 0, initial: 2 },
     {
-      id: 'originHealth.onPrimary',
-      key: 'onPrimary',
-      type: 'compound',
-      parent: 0,
-      children: [2, 3],
-      initial: 2,
-    },
-    {
-      id: 'originHealth.onPrimary.healthy',
       key: 'healthy',
-      type: 'atomic',
       parent: 1,
       on: {
         'attempt.failed': [
@@ -33,8 +22,8 @@ export const originHealthTable: MachineTable = {
             targets: [4],
             guard: 'tripsFailover',
             actions: [
-              { name: 'failOver' },
-              { name: 'markChanged' },
+              'failOver',
+              'markChanged',
               { name: 'announceFailover', params: { value: { from: 'healthy' } } },
             ],
           },
@@ -42,25 +31,21 @@ export const originHealthTable: MachineTable = {
             targets: [3],
             guard: 'makesSuspect',
             actions: [
-              { name: 'recordPrimaryOutcome' },
-              { name: 'markChanged' },
+              'recordPrimaryOutcome',
+              'markChanged',
               {
                 name: 'announceChange',
                 params: { value: { from: 'healthy', to: 'suspect', criterion: 'consecutive-failures' } },
               },
             ],
           },
-          { actions: [{ name: 'recordPrimaryOutcome' }, { name: 'recordBackupOutcome' }] },
+          { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
         ],
-        'attempt.succeeded': [
-          { actions: [{ name: 'recordPrimaryOutcome' }, { name: 'recordBackupOutcome' }] },
-        ],
+        'attempt.succeeded': [{ actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] }],
       },
     },
     {
-      id: 'originHealth.onPrimary.suspect',
       key: 'suspect',
-      type: 'atomic',
       parent: 1,
       on: {
         'attempt.failed': [
@@ -68,46 +53,44 @@ export const originHealthTable: MachineTable = {
             targets: [4],
             guard: 'tripsFailover',
             actions: [
-              { name: 'failOver' },
-              { name: 'markChanged' },
+              'failOver',
+              'markChanged',
               { name: 'announceFailover', params: { value: { from: 'suspect' } } },
             ],
           },
-          { actions: [{ name: 'recordPrimaryOutcome' }, { name: 'recordBackupOutcome' }] },
+          { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
         ],
         'attempt.succeeded': [
           {
             targets: [2],
             guard: 'recovers',
             actions: [
-              { name: 'recordPrimaryOutcome' },
-              { name: 'markChanged' },
+              'recordPrimaryOutcome',
+              'markChanged',
               {
                 name: 'announceChange',
                 params: { value: { from: 'suspect', to: 'healthy', criterion: 'successes' } },
               },
             ],
           },
-          { actions: [{ name: 'recordPrimaryOutcome' }, { name: 'recordBackupOutcome' }] },
+          { actions: ['recordPrimaryOutcome', 'recordBackupOutcome'] },
         ],
       },
     },
     {
-      id: 'originHealth.failedOver',
       key: 'failedOver',
-      type: 'atomic',
       parent: 0,
-      entry: [{ name: 'startTimer' }],
-      after: [{ delay: 'failedOverTime', event: 'xstate.after.failedOverTime.originHealth.failedOver' }],
+      entry: ['startTimer'],
+      after: ['failedOverTime'],
       on: {
-        'attempt.failed': [{ actions: [{ name: 'recordBackupOutcome' }] }],
-        'attempt.succeeded': [{ actions: [{ name: 'recordBackupOutcome' }] }],
+        'attempt.failed': [{ actions: ['recordBackupOutcome'] }],
+        'attempt.succeeded': [{ actions: ['recordBackupOutcome'] }],
         'xstate.after.failedOverTime.originHealth.failedOver': [
           {
             targets: [5],
             actions: [
               { name: 'passTime', params: { from: 'failedOverTime' } },
-              { name: 'markChanged' },
+              'markChanged',
               {
                 name: 'announceChange',
                 params: {
@@ -120,28 +103,22 @@ export const originHealthTable: MachineTable = {
       },
     },
     {
-      id: 'originHealth.probingFailback',
       key: 'probingFailback',
       type: 'compound',
       parent: 0,
-      children: [6, 7],
       initial: 6,
-      entry: [{ name: 'startProbing' }],
+      entry: ['startProbing'],
       on: {
-        'attempt.failed': [{ actions: [{ name: 'recordBackupOutcome' }] }],
-        'attempt.succeeded': [{ actions: [{ name: 'recordBackupOutcome' }] }],
+        'attempt.failed': [{ actions: ['recordBackupOutcome'] }],
+        'attempt.succeeded': [{ actions: ['recordBackupOutcome'] }],
       },
     },
     {
-      id: 'originHealth.probingFailback.probing',
       key: 'probing',
-      type: 'atomic',
       parent: 5,
-      entry: [{ name: 'startTimer' }],
+      entry: ['startTimer'],
       invoke: [{ id: 'probe', src: 'probe', input: 'probe' }],
-      after: [
-        { delay: 'probeTimeout', event: 'xstate.after.probeTimeout.originHealth.probingFailback.probing' },
-      ],
+      after: ['probeTimeout'],
       on: {
         'xstate.done.actor.probe': [
           {
@@ -154,8 +131,8 @@ export const originHealthTable: MachineTable = {
             guard: 'probesSucceeded',
             actions: [
               { name: 'recordProbe', params: { from: 'probeOutput' } },
-              { name: 'failBack' },
-              { name: 'markChanged' },
+              'failBack',
+              'markChanged',
               {
                 name: 'announceChange',
                 params: { value: { from: 'probingFailback', to: 'healthy', criterion: 'probes-succeeded' } },
@@ -171,8 +148,8 @@ export const originHealthTable: MachineTable = {
             targets: [4],
             actions: [
               { name: 'recordProbe', params: { from: 'probeOutput' } },
-              { name: 'lengthenFailover' },
-              { name: 'markChanged' },
+              'lengthenFailover',
+              'markChanged',
               {
                 name: 'announceChange',
                 params: { value: { from: 'probingFailback', to: 'failedOver', criterion: 'probe-failed' } },
@@ -185,8 +162,8 @@ export const originHealthTable: MachineTable = {
           {
             targets: [4],
             actions: [
-              { name: 'lengthenFailover' },
-              { name: 'markChanged' },
+              'lengthenFailover',
+              'markChanged',
               {
                 name: 'announceChange',
                 params: { value: { from: 'probingFailback', to: 'failedOver', criterion: 'probe-failed' } },
@@ -199,8 +176,8 @@ export const originHealthTable: MachineTable = {
             targets: [4],
             actions: [
               { name: 'passTime', params: { from: 'probeTimeout' } },
-              { name: 'lengthenFailover' },
-              { name: 'markChanged' },
+              'lengthenFailover',
+              'markChanged',
               {
                 name: 'announceChange',
                 params: { value: { from: 'probingFailback', to: 'failedOver', criterion: 'probe-failed' } },
@@ -211,14 +188,10 @@ export const originHealthTable: MachineTable = {
       },
     },
     {
-      id: 'originHealth.probingFailback.resting',
       key: 'resting',
-      type: 'atomic',
       parent: 5,
-      entry: [{ name: 'startTimer' }],
-      after: [
-        { delay: 'probeInterval', event: 'xstate.after.probeInterval.originHealth.probingFailback.resting' },
-      ],
+      entry: ['startTimer'],
+      after: ['probeInterval'],
       on: {
         'xstate.after.probeInterval.originHealth.probingFailback.resting': [
           { targets: [6], actions: [{ name: 'passTime', params: { from: 'probeInterval' } }] },

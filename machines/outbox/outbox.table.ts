@@ -6,26 +6,20 @@ export const outboxTable: MachineTable = {
   id: 'outbox',
   states: [
     {
-      id: 'outbox',
       key: 'outbox',
       type: 'compound',
       parent: -1,
-      children: [1, 2, 3, 15],
       initial: 1,
       on: {
-        'outbox.enqueued': [
-          { actions: [{ name: 'recordEnqueued', params: { from: 'event' } }, { name: 'rearm' }] },
-        ],
+        'outbox.enqueued': [{ actions: [{ name: 'recordEnqueued', params: { from: 'event' } }, 'rearm'] }],
         'connectivity.changed': [
-          { actions: [{ name: 'recordConnectivity', params: { from: 'event' } }, { name: 'rearm' }] },
+          { actions: [{ name: 'recordConnectivity', params: { from: 'event' } }, 'rearm'] },
         ],
         'outbox.close': [{ targets: [15] }],
       },
     },
     {
-      id: 'outbox.loading',
       key: 'loading',
-      type: 'atomic',
       parent: 0,
       invoke: [{ id: 'loadEntries', src: 'loadEntries' }],
       on: {
@@ -38,63 +32,32 @@ export const outboxTable: MachineTable = {
       },
     },
     {
-      id: 'outbox.loadFailed',
       key: 'loadFailed',
-      type: 'atomic',
       parent: 0,
-      after: [{ delay: 'loadRetry', event: 'xstate.after.loadRetry.outbox.loadFailed' }],
+      after: ['loadRetry'],
       on: { 'xstate.after.loadRetry.outbox.loadFailed': [{ targets: [1] }] },
     },
     {
-      id: 'outbox.running',
       key: 'running',
       type: 'parallel',
       parent: 0,
-      children: [4, 12],
-      entry: [{ name: 'rearm' }],
+      entry: ['rearm'],
       on: {
-        'outbox.flush': [
-          { actions: [{ name: 'recordFlush', params: { from: 'event' } }, { name: 'rearm' }] },
-        ],
-        'outbox.retry': [
-          { actions: [{ name: 'requestRevive', params: { from: 'event' } }, { name: 'rearm' }] },
-        ],
-        'send.ended': [
-          { actions: [{ name: 'recordSendEnded', params: { from: 'event' } }, { name: 'rearm' }] },
-        ],
-        'send.skipped': [
-          { actions: [{ name: 'recordSendSkipped', params: { from: 'event' } }, { name: 'rearm' }] },
-        ],
+        'outbox.flush': [{ actions: [{ name: 'recordFlush', params: { from: 'event' } }, 'rearm'] }],
+        'outbox.retry': [{ actions: [{ name: 'requestRevive', params: { from: 'event' } }, 'rearm'] }],
+        'send.ended': [{ actions: [{ name: 'recordSendEnded', params: { from: 'event' } }, 'rearm'] }],
+        'send.skipped': [{ actions: [{ name: 'recordSendSkipped', params: { from: 'event' } }, 'rearm'] }],
         'commit.succeeded': [
-          { actions: [{ name: 'recordCommitSucceeded', params: { from: 'event' } }, { name: 'rearm' }] },
+          { actions: [{ name: 'recordCommitSucceeded', params: { from: 'event' } }, 'rearm'] },
         ],
-        'commit.failed': [
-          { actions: [{ name: 'recordCommitFailed', params: { from: 'event' } }, { name: 'rearm' }] },
-        ],
-        'entry.missing': [
-          { actions: [{ name: 'recordMissing', params: { from: 'event' } }, { name: 'rearm' }] },
-        ],
+        'commit.failed': [{ actions: [{ name: 'recordCommitFailed', params: { from: 'event' } }, 'rearm'] }],
+        'entry.missing': [{ actions: [{ name: 'recordMissing', params: { from: 'event' } }, 'rearm'] }],
       },
     },
+    { key: 'lease', type: 'compound', parent: 3, initial: 5 },
+    { key: 'released', parent: 4, always: [{ targets: [6], guard: 'hasDueWork' }] },
     {
-      id: 'outbox.running.lease',
-      key: 'lease',
-      type: 'compound',
-      parent: 3,
-      children: [5, 6, 7, 8, 9, 10, 11],
-      initial: 5,
-    },
-    {
-      id: 'outbox.running.lease.released',
-      key: 'released',
-      type: 'atomic',
-      parent: 4,
-      always: [{ targets: [6], guard: 'hasDueWork' }],
-    },
-    {
-      id: 'outbox.running.lease.acquiring',
       key: 'acquiring',
-      type: 'atomic',
       parent: 4,
       invoke: [{ id: 'acquireLease', src: 'acquireLease', input: 'lease' }],
       on: {
@@ -112,17 +75,12 @@ export const outboxTable: MachineTable = {
       },
     },
     {
-      id: 'outbox.running.lease.rescanning',
       key: 'rescanning',
-      type: 'atomic',
       parent: 4,
       invoke: [{ id: 'rescanEntries', src: 'loadEntries' }],
       on: {
         'xstate.done.actor.rescanEntries': [
-          {
-            targets: [9],
-            actions: [{ name: 'recordRescanned', params: { from: 'actorOutput' } }, { name: 'rearm' }],
-          },
+          { targets: [9], actions: [{ name: 'recordRescanned', params: { from: 'actorOutput' } }, 'rearm'] },
         ],
         'xstate.error.actor.rescanEntries': [
           { targets: [9], actions: [{ name: 'announceStoreFailure', params: { value: { op: 'load' } } }] },
@@ -130,32 +88,26 @@ export const outboxTable: MachineTable = {
       },
     },
     {
-      id: 'outbox.running.lease.waitingForLease',
       key: 'waitingForLease',
-      type: 'atomic',
       parent: 4,
-      after: [{ delay: 'leaseRetry', event: 'xstate.after.leaseRetry.outbox.running.lease.waitingForLease' }],
+      after: ['leaseRetry'],
       on: {
         'outbox.askForLease': [{ targets: [5] }],
         'xstate.after.leaseRetry.outbox.running.lease.waitingForLease': [{ targets: [5] }],
       },
     },
     {
-      id: 'outbox.running.lease.held',
       key: 'held',
-      type: 'atomic',
       parent: 4,
-      after: [{ delay: 'leaseRenewal', event: 'xstate.after.leaseRenewal.outbox.running.lease.held' }],
+      after: ['leaseRenewal'],
       on: { 'xstate.after.leaseRenewal.outbox.running.lease.held': [{ targets: [10] }] },
       always: [
-        { guard: 'hasDueWork', actions: [{ name: 'dispatchDue' }, { name: 'rearm' }] },
+        { guard: 'hasDueWork', actions: ['dispatchDue', 'rearm'] },
         { targets: [11], guard: 'isSettled' },
       ],
     },
     {
-      id: 'outbox.running.lease.renewing',
       key: 'renewing',
-      type: 'atomic',
       parent: 4,
       invoke: [{ id: 'renewLease', src: 'acquireLease', input: 'lease' }],
       on: {
@@ -173,9 +125,7 @@ export const outboxTable: MachineTable = {
       },
     },
     {
-      id: 'outbox.running.lease.releasing',
       key: 'releasing',
-      type: 'atomic',
       parent: 4,
       invoke: [{ id: 'releaseLease', src: 'releaseLease' }],
       on: {
@@ -183,37 +133,26 @@ export const outboxTable: MachineTable = {
         'xstate.error.actor.releaseLease': [{ targets: [5] }],
       },
     },
+    { key: 'timer', type: 'compound', parent: 3, initial: 13 },
     {
-      id: 'outbox.running.timer',
-      key: 'timer',
-      type: 'compound',
-      parent: 3,
-      children: [13, 14],
-      initial: 13,
-    },
-    {
-      id: 'outbox.running.timer.idle',
       key: 'idle',
-      type: 'atomic',
       parent: 12,
-      on: { 'outbox.rearm': [{ targets: [14], guard: 'hasWakeTime', actions: [{ name: 'setWakeTime' }] }] },
+      on: { 'outbox.rearm': [{ targets: [14], guard: 'hasWakeTime', actions: ['setWakeTime'] }] },
     },
     {
-      id: 'outbox.running.timer.armed',
       key: 'armed',
-      type: 'atomic',
       parent: 12,
-      after: [{ delay: 'nextDue', event: 'xstate.after.nextDue.outbox.running.timer.armed' }],
+      after: ['nextDue'],
       on: {
         'outbox.rearm': [
-          { targets: [14], guard: 'hasWakeTime', actions: [{ name: 'setWakeTime' }], reenter: true },
+          { targets: [14], guard: 'hasWakeTime', actions: ['setWakeTime'], reenter: true },
           { targets: [13] },
         ],
         'xstate.after.nextDue.outbox.running.timer.armed': [
-          { targets: [13], actions: [{ name: 'recordWake' }, { name: 'rearm' }] },
+          { targets: [13], actions: ['recordWake', 'rearm'] },
         ],
       },
     },
-    { id: 'outbox.closed', key: 'closed', type: 'final', parent: 0 },
+    { key: 'closed', type: 'final', parent: 0 },
   ],
 };

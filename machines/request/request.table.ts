@@ -5,33 +5,31 @@ import type { MachineTable } from '../machine-table.js';
 export const requestTable: MachineTable = {
   id: 'request',
   states: [
-    { id: 'request', key: 'request', type: 'compound', parent: -1, children: [1, 11, 12, 13], initial: 1 },
+    { key: 'request', type: 'compound', parent: -1, initial: 1 },
     {
-      id: 'request.active',
       key: 'active',
       type: 'compound',
       parent: 0,
-      children: [2, 3, 4, 5, 6, 7, 8, 9, 10],
       initial: 2,
-      after: [{ delay: 'requestBudget', event: 'xstate.after.requestBudget.request.active' }],
+      after: ['requestBudget'],
       on: {
-        'request.cancel': [{ targets: [12], actions: [{ name: 'recordCancelled' }] }],
-        'connectivity.offline': [{ actions: [{ name: 'recordDeviceOffline' }] }],
-        'connectivity.online': [{ actions: [{ name: 'recordDeviceOnline' }] }],
+        'request.cancel': [{ targets: [12], actions: ['recordCancelled'] }],
+        'connectivity.offline': [{ actions: ['recordDeviceOffline'] }],
+        'connectivity.online': [{ actions: ['recordDeviceOnline'] }],
         'xstate.after.requestBudget.request.active': [
           {
             targets: [6],
             guard: 'hasAttemptInFlight',
             actions: [
-              { name: 'recordBudgetExhausted' },
-              { name: 'announceBudgetCut' },
+              'recordBudgetExhausted',
+              'announceBudgetCut',
               { name: 'setReason', params: { value: { reason: 'budget-exhausted' } } },
             ],
           },
           {
             targets: [6],
             actions: [
-              { name: 'recordBudgetExhausted' },
+              'recordBudgetExhausted',
               { name: 'setReason', params: { value: { reason: 'budget-exhausted' } } },
             ],
           },
@@ -39,9 +37,7 @@ export const requestTable: MachineTable = {
       },
     },
     {
-      id: 'request.active.choosingOrigin',
       key: 'choosingOrigin',
-      type: 'atomic',
       parent: 1,
       invoke: [{ id: 'chooseOrigin', src: 'chooseOrigin', input: 'chooseOrigin' }],
       on: {
@@ -71,13 +67,11 @@ export const requestTable: MachineTable = {
       },
     },
     {
-      id: 'request.active.attempting',
       key: 'attempting',
-      type: 'atomic',
       parent: 1,
-      entry: [{ name: 'startAttempt' }, { name: 'announceAttempt' }],
+      entry: ['startAttempt', 'announceAttempt'],
       invoke: [{ id: 'transport', src: 'transport', input: 'transport' }],
-      after: [{ delay: 'attemptTimeout', event: 'xstate.after.attemptTimeout.request.active.attempting' }],
+      after: ['attemptTimeout'],
       on: {
         'connectivity.changed': [
           {
@@ -85,17 +79,17 @@ export const requestTable: MachineTable = {
             guard: 'isRead',
             actions: [
               { name: 'recordNetworkHandover', params: { from: 'changedAt' } },
-              { name: 'announceAttemptResult' },
+              'announceAttemptResult',
             ],
           },
-          { actions: [{ name: 'recordChangeInFlight' }] },
+          { actions: ['recordChangeInFlight'] },
         ],
         'xstate.done.actor.transport': [
           {
             targets: [5],
             actions: [
               { name: 'recordAttemptResult', params: { from: 'actorOutput' } },
-              { name: 'announceAttemptResult' },
+              'announceAttemptResult',
             ],
           },
         ],
@@ -104,19 +98,17 @@ export const requestTable: MachineTable = {
             targets: [5],
             actions: [
               { name: 'recordTransportCrash', params: { from: 'actorError' } },
-              { name: 'announceAttemptResult' },
+              'announceAttemptResult',
             ],
           },
         ],
         'xstate.after.attemptTimeout.request.active.attempting': [
-          { targets: [5], actions: [{ name: 'recordAttemptTimeout' }, { name: 'announceAttemptResult' }] },
+          { targets: [5], actions: ['recordAttemptTimeout', 'announceAttemptResult'] },
         ],
       },
     },
     {
-      id: 'request.active.handingOver',
       key: 'handingOver',
-      type: 'atomic',
       parent: 1,
       always: [
         {
@@ -133,9 +125,7 @@ export const requestTable: MachineTable = {
       ],
     },
     {
-      id: 'request.active.evaluating',
       key: 'evaluating',
-      type: 'atomic',
       parent: 1,
       always: [
         { targets: [11], guard: 'isSuccess' },
@@ -181,16 +171,12 @@ export const requestTable: MachineTable = {
       ],
     },
     {
-      id: 'request.active.givingUp',
       key: 'givingUp',
-      type: 'atomic',
       parent: 1,
       always: [{ targets: [13], guard: { and: ['isDeferrable', 'canWaitInOutbox'] } }, { targets: [12] }],
     },
     {
-      id: 'request.active.claimingRetry',
       key: 'claimingRetry',
-      type: 'atomic',
       parent: 1,
       invoke: [{ id: 'claimRetry', src: 'claimRetry', input: 'claimRetry' }],
       on: {
@@ -210,31 +196,22 @@ export const requestTable: MachineTable = {
       },
     },
     {
-      id: 'request.active.backingOff',
       key: 'backingOff',
-      type: 'atomic',
       parent: 1,
-      entry: [{ name: 'startBackoff' }, { name: 'announceRetry' }],
-      after: [{ delay: 'backoffDelay', event: 'xstate.after.backoffDelay.request.active.backingOff' }],
+      entry: ['startBackoff', 'announceRetry'],
+      after: ['backoffDelay'],
       on: {
         'connectivity.offline': [
           {
             targets: [6],
-            actions: [
-              { name: 'recordDeviceOffline' },
-              { name: 'setReason', params: { value: { reason: 'offline' } } },
-            ],
+            actions: ['recordDeviceOffline', { name: 'setReason', params: { value: { reason: 'offline' } } }],
           },
         ],
-        'xstate.after.backoffDelay.request.active.backingOff': [
-          { targets: [2], actions: [{ name: 'finishBackoff' }] },
-        ],
+        'xstate.after.backoffDelay.request.active.backingOff': [{ targets: [2], actions: ['finishBackoff'] }],
       },
     },
     {
-      id: 'request.active.refreshingAuth',
       key: 'refreshingAuth',
-      type: 'atomic',
       parent: 1,
       invoke: [{ id: 'refreshAuth', src: 'refreshAuth', input: 'refreshAuth' }],
       on: {
@@ -247,9 +224,7 @@ export const requestTable: MachineTable = {
       },
     },
     {
-      id: 'request.active.reconciling',
       key: 'reconciling',
-      type: 'atomic',
       parent: 1,
       invoke: [{ id: 'reconcile', src: 'reconcile', input: 'reconcile' }],
       on: {
@@ -277,9 +252,9 @@ export const requestTable: MachineTable = {
         ],
       },
     },
-    { id: 'request.succeeded', key: 'succeeded', type: 'final', parent: 0, output: 'succeeded' },
-    { id: 'request.failed', key: 'failed', type: 'final', parent: 0, output: 'failed' },
-    { id: 'request.deferred', key: 'deferred', type: 'final', parent: 0, output: 'deferred' },
+    { key: 'succeeded', type: 'final', parent: 0, output: 'succeeded' },
+    { key: 'failed', type: 'final', parent: 0, output: 'failed' },
+    { key: 'deferred', type: 'final', parent: 0, output: 'deferred' },
   ],
   output: 'machine',
 };

@@ -28,13 +28,13 @@ interface Entry {
  * every timer in armed order.
  */
 export class TimerQueue implements Timers {
-  private readonly heap: Entry[] = [];
-  private seq = 0;
+  readonly #heap: Entry[] = [];
+  #seq = 0;
   /** The host timer, when armed, and when it was armed to fire. */
-  private host: unknown;
-  private hostDue = Infinity;
+  #host: unknown;
+  #hostDue = Infinity;
   /** Whether the host timer is `unref()`ed now (the heap is empty). */
-  private idle = false;
+  #idle = false;
 
   /**
    * @param clock arms the host timer.
@@ -42,41 +42,44 @@ export class TimerQueue implements Timers {
    *   wall clock set back or forward (a phone's time corrected) neither delays nor hastens a timer, exactly as
    *   with a host timer each.
    */
-  constructor(
-    private readonly clock: Clock,
-    private readonly now: () => number = () => clock.now(),
-  ) {}
+  readonly #clock: Clock;
+  readonly #now: () => number;
+
+  constructor(clock: Clock, now: () => number = () => clock.now()) {
+    this.#clock = clock;
+    this.#now = now;
+  }
 
   /** Timers armed and not yet fired or cleared. */
   get size(): number {
-    return this.heap.length;
+    return this.#heap.length;
   }
 
   set(target: TimerTarget, delayMs: number): Entry {
-    const entry: Entry = { due: this.now() + delayMs, seq: this.seq++, target, index: this.heap.length };
-    this.heap.push(entry);
-    this.up(entry.index);
-    if (this.idle) this.wake();
-    if (entry.due < this.hostDue) this.arm();
+    const entry: Entry = { due: this.#now() + delayMs, seq: this.#seq++, target, index: this.#heap.length };
+    this.#heap.push(entry);
+    this.#up(entry.index);
+    if (this.#idle) this.#wake();
+    if (entry.due < this.#hostDue) this.#arm();
     return entry;
   }
 
   clear(handle: unknown): void {
     const entry = handle as Entry;
     if (entry.index === -1) return;
-    this.removeAt(entry.index);
-    if (this.heap.length === 0) this.rest();
+    this.#removeAt(entry.index);
+    if (this.#heap.length === 0) this.#rest();
   }
 
   /** The host timer fired: runs every entry that is due, in order, then arms the host timer for the next. */
-  private readonly fire = (): void => {
+  readonly #fire = (): void => {
     // The host's timer says its delay has passed even when `now` lags it by a millisecond.
-    const now = Math.max(this.now(), this.hostDue);
-    this.host = undefined;
-    this.hostDue = Infinity;
-    this.idle = false;
-    for (let top = this.heap[0]; top !== undefined && top.due <= now; top = this.heap[0]) {
-      this.removeAt(0);
+    const now = Math.max(this.#now(), this.#hostDue);
+    this.#host = undefined;
+    this.#hostDue = Infinity;
+    this.#idle = false;
+    for (let top = this.#heap[0]; top !== undefined && top.due <= now; top = this.#heap[0]) {
+      this.#removeAt(0);
       try {
         top.target.fire();
       } catch (error) {
@@ -86,54 +89,54 @@ export class TimerQueue implements Timers {
         });
       }
     }
-    if (this.heap.length > 0) this.arm();
+    if (this.#heap.length > 0) this.#arm();
   };
 
   /** Arms the host timer for the earliest entry (clearing one armed for later). */
-  private arm(): void {
-    const first = this.heap[0]!;
-    if (this.host !== undefined) this.clock.clearTimeout(this.host);
-    this.hostDue = first.due;
-    this.host = this.clock.setTimeout(this.fire, Math.max(0, first.due - this.now()));
-    this.idle = false;
+  #arm(): void {
+    const first = this.#heap[0]!;
+    if (this.#host !== undefined) this.#clock.clearTimeout(this.#host);
+    this.#hostDue = first.due;
+    this.#host = this.#clock.setTimeout(this.#fire, Math.max(0, first.due - this.#now()));
+    this.#idle = false;
   }
 
   /** The heap is empty: the host timer may stay armed, but must not keep the process alive. */
-  private rest(): void {
-    if (this.host === undefined) return;
-    const host = this.host as { unref?: () => void };
+  #rest(): void {
+    if (this.#host === undefined) return;
+    const host = this.#host as { unref?: () => void };
     if (typeof host.unref === 'function') {
       host.unref();
-      this.idle = true;
+      this.#idle = true;
       return;
     }
-    this.clock.clearTimeout(this.host);
-    this.host = undefined;
-    this.hostDue = Infinity;
+    this.#clock.clearTimeout(this.#host);
+    this.#host = undefined;
+    this.#hostDue = Infinity;
   }
 
   /** An entry came while the host timer rested: it keeps the process alive again. */
-  private wake(): void {
-    (this.host as { ref?: () => void }).ref?.();
-    this.idle = false;
+  #wake(): void {
+    (this.#host as { ref?: () => void }).ref?.();
+    this.#idle = false;
   }
 
   // ---- the binary heap, by (due, seq) ----
 
-  private removeAt(index: number): void {
-    const heap = this.heap;
+  #removeAt(index: number): void {
+    const heap = this.#heap;
     const removed = heap[index]!;
     const last = heap.pop()!;
     removed.index = -1;
     if (last === removed) return;
     heap[index] = last;
     last.index = index;
-    this.up(index);
-    this.down(last.index);
+    this.#up(index);
+    this.#down(last.index);
   }
 
-  private up(index: number): void {
-    const heap = this.heap;
+  #up(index: number): void {
+    const heap = this.#heap;
     const entry = heap[index]!;
     while (index > 0) {
       const parentIndex = (index - 1) >> 1;
@@ -147,8 +150,8 @@ export class TimerQueue implements Timers {
     entry.index = index;
   }
 
-  private down(index: number): void {
-    const heap = this.heap;
+  #down(index: number): void {
+    const heap = this.#heap;
     const entry = heap[index]!;
     for (;;) {
       const left = 2 * index + 1;

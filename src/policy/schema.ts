@@ -42,58 +42,92 @@ export function describeValue(value: unknown): string {
 const expectedType: Readonly<Record<string, string>> = {
   object: 'an object',
   array: 'an array of HTTP statuses',
-  string: 'an HTTP header name',
 };
 
 /**
- * The message of every issue the schema raises. The only `custom` issues are the integer check and the
- * never-retried statuses (an integer, so they are told apart by the input). `unrecognized_keys` is worded by
- * `toPolicyIssues` (`unknown option`).
+ * What a custom check expects (its `params`). Bounds, choices and header names are custom checks rather than
+ * zod's `gt`/`gte`/`lte`, `enum` and `string`/`regex`/`union`/`literal`: the messages are the same, and an
+ * app's bundle then holds one zod check kind instead of several (docs/design.md#bundle-budget).
+ */
+interface Expected {
+  /** `value >= min`, or `value > min` when not `inclusive`. */
+  min?: number;
+  inclusive?: boolean;
+  /** `value <= max`. */
+  max?: number;
+  /** One of these strings. */
+  values?: readonly string[];
+  /** What to expect of a value that is not a string; a string that fails is "not an HTTP header name". */
+  header?: string;
+  /** A status that may be retried: each never-retried one is refused with its reason. */
+  retryable?: true;
+}
+
+/**
+ * The message of every issue the schema raises. A `custom` issue says what it expects in its params; the one
+ * without params is the integer check. `unrecognized_keys` is worded by `toPolicyIssues` (`unknown option`).
  */
 function issueMessage(issue: z.core.$ZodRawIssue): string {
   const { code, input } = issue;
-  if (code === 'custom' && Number.isInteger(input)) {
+  const { min, inclusive, max, values, header, retryable }: Expected =
+    (code === 'custom' ? (issue.params as Expected | undefined) : undefined) ?? {};
+  if (retryable) {
     return input === 401
       ? '401 is never retried as is: it goes to auth.refresh (docs/rules.md, rule 3)'
       : `${input as number} is never retried: sent again unchanged, the request fails the same way`;
   }
   const expected =
-    code === 'too_small'
-      ? `a number >${issue.inclusive ? '=' : ''} ${issue.minimum as number}`
-      : code === 'too_big'
-        ? `a number <= ${issue.maximum as number}${issue.maximum === MAX_TIMER_MS ? ' (the longest delay a timer can wait)' : ''}`
-        : code === 'custom'
-          ? 'an integer'
-          : code === 'invalid_value'
-            ? issue.values
-                .map((value) => JSON.stringify(value))
-                .join(', ')
-                .replace(/, ([^,]*)$/, ' or $1')
-            : code === 'invalid_union'
-              ? 'an HTTP header name or false'
-              : code === 'invalid_format'
-                ? 'an HTTP header name'
-                : (expectedType[issue.expected as string] ??
-                  (typeof input === 'number' ? 'a finite number' : 'a number'));
+    min !== undefined
+      ? `a number >${inclusive ? '=' : ''} ${min}`
+      : max !== undefined
+        ? `a number <= ${max}${max === MAX_TIMER_MS ? ' (the longest delay a timer can wait)' : ''}`
+        : values
+          ? values
+              .map((value) => JSON.stringify(value))
+              .join(', ')
+              .replace(/, ([^,]*)$/, ' or $1')
+          : header !== undefined
+            ? typeof input === 'string'
+              ? 'an HTTP header name'
+              : header
+            : code === 'custom'
+              ? 'an integer'
+              : (expectedType[issue.expected as string] ??
+                (typeof input === 'number' ? 'a finite number' : 'a number'));
   return `expected ${expected}, got ${describeValue(input)}`;
 }
 
 const withMessages = { error: issueMessage };
 
+/** A check of a number that tells `issueMessage` what it expects. */
+const numberCheck = (ok: (value: number) => boolean, params: Expected) => z.refine<number>(ok, { params });
+const gt = (min: number) => numberCheck((value) => value > min, { min, inclusive: false });
+const gte = (min: number) => numberCheck((value) => value >= min, { min, inclusive: true });
+const lte = (max: number) => numberCheck((value) => value <= max, { max });
+
 const number = (...checks: z.core.$ZodCheck<number>[]) => z.number(withMessages).check(...checks);
 
 /** An integer from `low` to `max`; stops at a fraction, so 1.5 is reported as "not an integer", not also as out of range. */
 const integer = (low: z.core.$ZodCheck<number>, max = MAX_TIMER_MS, ...more: z.core.$ZodCheck<number>[]) =>
-  number(z.refine(Number.isInteger, { abort: true }), low, z.lte(max), ...more);
+  number(z.refine(Number.isInteger, { abort: true }), low, lte(max), ...more);
 
 /** A whole number of milliseconds: `> 0` for timeouts and budgets, `>= 0` for waits. */
-const positiveMs = z.optional(integer(z.gt(0)));
-const waitMs = z.optional(integer(z.gte(0)));
+const positiveMs = z.optional(integer(gt(0)));
+const waitMs = z.optional(integer(gte(0)));
 /** How many times something must happen: 1 to 1000. */
-const count = z.optional(integer(z.gte(1), 1000));
+const count = z.optional(integer(gte(1), 1000));
+
+/** A value of type T, checked by `ok`, that tells `issueMessage` what it expects. */
+const custom = <T>(ok: (value: unknown) => boolean, expected: Expected) =>
+  z.custom<T>(ok, { ...withMessages, params: expected });
+
+/** One of `values`. */
+const oneOf = <const T extends readonly string[]>(values: T) =>
+  custom<T[number]>((value) => values.includes(value as string), { values });
 
 /** An HTTP field name: an RFC 9110 §5.6.2 token. */
-const headerName = z.string(withMessages).check(z.regex(HTTP_TOKEN));
+const isHeaderName = (value: unknown): boolean => typeof value === 'string' && HTTP_TOKEN.test(value);
+const headerName = custom<string>(isHeaderName, { header: 'an HTTP header name' });
 
 /** A strict object: an unknown key is reported (define-policy.ts turns it into `path.key: unknown option`). */
 const group = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObject(shape, withMessages);
@@ -103,24 +137,24 @@ const group = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObj
  * then merges the result over the defaults and checks the fields against each other.
  */
 export const policyInputSchema = group({
-  attempts: z.optional(group({ max: z.optional(integer(z.gte(1), 100)) })),
+  attempts: z.optional(group({ max: z.optional(integer(gte(1), 100)) })),
   budgetMs: positiveMs,
   timeouts: z.optional(group({ attemptMs: positiveMs, connectMs: positiveMs })),
   backoff: z.optional(
     group({
       initialMs: waitMs,
       maxMs: waitMs,
-      multiplier: z.optional(number(z.gte(1))),
-      jitter: z.optional(z.enum(['full', 'equal', 'decorrelated', 'none'], withMessages)),
+      multiplier: z.optional(number(gte(1))),
+      jitter: z.optional(oneOf(['full', 'equal', 'decorrelated', 'none'])),
     }),
   ),
   retryableStatuses: z.optional(
     z.readonly(
       z.array(
         integer(
-          z.gte(400),
+          gte(400),
           599,
-          z.refine((status: number) => !neverRetriedStatuses.includes(status)),
+          numberCheck((status) => !neverRetriedStatuses.includes(status), { retryable: true }),
         ),
         withMessages,
       ),
@@ -129,18 +163,22 @@ export const policyInputSchema = group({
   retryAfter: z.optional(group({ maxMs: waitMs })),
   retryBudget: z.optional(
     group({
-      percent: z.optional(number(z.gte(0), z.lte(100))),
-      minConcurrency: z.optional(integer(z.gte(0), 1000)),
+      percent: z.optional(number(gte(0), lte(100))),
+      minConcurrency: z.optional(integer(gte(0), 1000)),
     }),
   ),
   idempotency: z.optional(group({ header: z.optional(headerName) })),
-  attemptHeader: z.optional(z.union([headerName, z.literal(false)], withMessages)),
+  attemptHeader: z.optional(
+    custom<string | false>((value) => value === false || isHeaderName(value), {
+      header: 'an HTTP header name or false',
+    }),
+  ),
   health: z.optional(
     group({
       suspectAfter: count,
       recoverAfter: count,
       failoverAfter: count,
-      failureRatio: z.optional(number(z.gt(0), z.lte(1))),
+      failureRatio: z.optional(number(gt(0), lte(1))),
       windowMs: positiveMs,
       minRequests: count,
       minFailedOverMs: positiveMs,
@@ -152,15 +190,15 @@ export const policyInputSchema = group({
   ),
   durable: z.optional(
     group({
-      backoff: z.optional(z.enum(['exponential', 'linear'], withMessages)),
+      backoff: z.optional(oneOf(['exponential', 'linear'])),
       initialMs: positiveMs,
       maxMs: positiveMs,
-      maxAttempts: z.optional(integer(z.gte(1), 1000)),
+      maxAttempts: z.optional(integer(gte(1), 1000)),
       maxAgeMs: positiveMs,
-      order: z.optional(z.enum(['fifo', 'per-key'], withMessages)),
-      concurrency: z.optional(integer(z.gte(1), 100)),
+      order: z.optional(oneOf(['fifo', 'per-key'])),
+      concurrency: z.optional(integer(gte(1), 100)),
       flushWaitMs: waitMs,
     }),
   ),
-  cache: z.optional(group({ maxAgeMs: positiveMs, maxEntries: z.optional(integer(z.gte(1), 100_000)) })),
+  cache: z.optional(group({ maxAgeMs: positiveMs, maxEntries: z.optional(integer(gte(1), 100_000)) })),
 });

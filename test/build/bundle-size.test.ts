@@ -110,11 +110,15 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // (docs/design.md#bundle-budget, docs/benchmarks.md). Until they are, these keep today's sizes from growing.
   // Issue 11's hardening (input checks, error classes, pin and lease handling, flush results, bounded store
   // waits) added about 2 KB up front and 3 KB in all: the guards moved from 28 and 36 KB to 30 and 39 KB.
-  it('does not grow: the minimal app loads at most 30 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(30 * 1024);
+  // Issue 10, item 5 (#private executor members, zod custom checks, compact tables) took 1.4 KB up front and
+  // 1.6 KB in all off (27.92 and 36.63 KB): the guards moved to 28.5 and 37.5 KB. The shared timer queue
+  // (src/engine/timer-queue.ts) and the executor's selection masks added 0.9 KB (the minimal app 28.87 KB up
+  // front, everything 37.59 KB in all): the guards moved to 29.3 and 38 KB.
+  it('does not grow: the minimal app loads at most 29.3 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(29.3 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 39 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(39 * 1024);
+  it('does not grow: everything, in all its chunks, within 38 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(38 * 1024);
   });
 });

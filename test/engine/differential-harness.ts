@@ -3,7 +3,12 @@ import { fc, test } from '@fast-check/vitest';
 import { createActor, fromCallback, fromPromise, type AnyStateMachine, type EventObject } from 'xstate';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { MachineLogic } from '../../machines/machine-logic.js';
-import type { GuardRow, MachineTable, TransitionRow } from '../../machines/machine-table.js';
+import {
+  stateIds,
+  type GuardRow,
+  type MachineTable,
+  type TransitionRow,
+} from '../../machines/machine-table.js';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import { LeanActor, type LeanEffect } from '../../src/engine/lean-actor.js';
 import { clockTimers, type Timers } from '../../src/engine/timers.js';
@@ -213,9 +218,10 @@ export function unvisitedStates(table: MachineTable, visited: ReadonlySet<string
       for (const [key, sub] of Object.entries(value)) walk(sub, `${path}.${key}`);
   };
   for (const json of visited) walk(JSON.parse(json), table.id);
+  // A row without a type is an atomic state.
+  const ids = stateIds(table);
   return table.states
-    .filter((s) => s.type === 'atomic' || s.type === 'final')
-    .map((s) => s.id)
+    .flatMap((s, i) => (s.type === undefined || s.type === 'final' ? [ids[i]!] : []))
     .filter((id) => !seen.has(id));
 }
 

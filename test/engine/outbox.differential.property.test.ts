@@ -1,5 +1,6 @@
 import { fc } from '@fast-check/vitest';
 import type { MachineLogic } from '../../machines/machine-logic.js';
+import { actionName } from '../../machines/machine-table.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
 import { commitEntryReply, sendEntryReply, type Settled } from '../../machines/outbox/outbox.replies.js';
@@ -377,7 +378,9 @@ describeDifferential({
       'a raised event dropped (rearm, from every transition)',
       {
         table: mapTransitions(outboxTable, (row) =>
-          row.actions ? { ...row, actions: row.actions.filter((action) => action.name !== 'rearm') } : row,
+          row.actions
+            ? { ...row, actions: row.actions.filter((action) => actionName(action) !== 'rearm') }
+            : row,
         ),
       },
     ],

@@ -3,6 +3,7 @@ import { and, assign, createMachine, fromPromise, or, setup, type AnyStateMachin
 import { describe, expect, it } from 'vitest';
 import { deriveTable, TableDerivationError } from '../../machines/derive-table.js';
 import type { MachineLogic } from '../../machines/machine-logic.js';
+import { stateIds } from '../../machines/machine-table.js';
 import { machineTables, renderTable } from '../../scripts/machine-tables.js';
 
 describe('derived machine tables', () => {
@@ -61,8 +62,11 @@ describe('the derivation refuses what the lean executor does not run', () => {
       },
     });
     const table = deriveTable(machine, logic);
-    expect(table.states.map((s) => s.id)).toEqual(['m', 'm.a', 'm.b']);
-    expect(table.states[1]!.after).toEqual([{ delay: 'wait', event: 'xstate.after.wait.m.a' }]);
+    expect(stateIds(table)).toEqual(['m', 'm.a', 'm.b']);
+    expect(table.states.map((s) => s.type)).toEqual(['compound', undefined, 'final']);
+    expect(table.states[1]!.after).toEqual(['wait']);
+    expect(table.states[1]!.entry).toEqual(['bump']);
+    expect(table.states[1]!.on?.['xstate.after.wait.m.a']).toEqual([{ targets: [2] }]);
     expect(table.states[1]!.always?.[0]?.guard).toEqual({ and: ['isBig', 'isSmall'] });
   });
   it('an inline guard', () =>
