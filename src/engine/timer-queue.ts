@@ -92,12 +92,12 @@ export class TimerQueue implements Timers {
     if (this.#heap.length > 0) this.#arm();
   };
 
-  /** Arms the host timer for the earliest entry (clearing one armed for later). */
+  /** Arms the host timer for the earliest entry (clearing one armed for later), in whole milliseconds, never early. */
   #arm(): void {
     const first = this.#heap[0]!;
     if (this.#host !== undefined) this.#clock.clearTimeout(this.#host);
     this.#hostDue = first.due;
-    this.#host = this.#clock.setTimeout(this.#fire, Math.max(0, first.due - this.#now()));
+    this.#host = this.#clock.setTimeout(this.#fire, Math.max(0, Math.ceil(first.due - this.#now())));
     this.#idle = false;
   }
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
 import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
 import type { Transport } from '../../src/transports/transport.js';
@@ -75,5 +75,25 @@ describe('timers of the lean executor (issue 10, item 4)', () => {
     expect(await outcome).toMatchObject({ status: 'succeeded', attempts: 2 });
     expect(armed).toContain(0);
     await client.close();
+  });
+});
+
+describe('timers of the lean executor on systemClock (one host timer for every delay: src/engine/timer-queue.ts)', () => {
+  it('100 successful requests one after another arm the host timer twice in all, not twice each', async () => {
+    const hostTimers = vi.spyOn(globalThis, 'setTimeout');
+    const client = createFailoverClient({
+      origins: [{ id: 'primary', url: 'https://api.example.test' }],
+      transport: answering(204),
+    });
+    try {
+      for (let i = 0; i < 100; i++)
+        expect(await client.request({ path: '/x' })).toMatchObject({ status: 'succeeded', attempts: 1 });
+      // The first request's budget (10 s), then its earlier attempt timeout (5 s); every later request's timers
+      // fall due after the one the host timer waits for.
+      expect(hostTimers.mock.calls.map(([, ms]) => ms)).toEqual([10_000, 5_000]);
+    } finally {
+      hostTimers.mockRestore();
+      await client.close();
+    }
   });
 });
