@@ -492,12 +492,21 @@ function createClient(
     );
   }
 
-  async function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
-    if (closed) throw new FailwiseError('failwise: this client is closed');
-    const prepared = prepareRequest(request, () => makeKey('idempotencyKey'), strict);
-    if (prepared.lifetime === 'durable') return requestDurable(prepared);
-    if (prepared.lifetime === 'cached') return requestCached(prepared);
-    return requestInteractive(prepared);
+  // Not an async function: the promise it returns is the request's own, with no wrapper around it (nor the
+  // ticks to settle one). Whatever throws on the way (a malformed request, a closed client, an app's key
+  // generator) still rejects it, as it did from an async function.
+  function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
+    try {
+      if (closed) throw new FailwiseError('failwise: this client is closed');
+      const prepared = prepareRequest(request, () => makeKey('idempotencyKey'), strict);
+      if (prepared.lifetime === 'durable') return requestDurable(prepared);
+      if (prepared.lifetime === 'cached') return requestCached(prepared);
+      return requestInteractive(prepared);
+    } catch (error) {
+      // What was thrown, as the async function rejected with it.
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(error);
+    }
   }
 
   function requestInteractive(prepared: PreparedRequest): Promise<Outcome> {
