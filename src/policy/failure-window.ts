@@ -38,17 +38,14 @@ export function recordOutcome(
 ): FailureWindow {
   const width = bucketWidth(windowMs);
   const start = Math.floor(now / width) * width;
-  const buckets = [...live(window, windowMs, now)];
+  // live() filters into a new array, which this call may change: no second copy per outcome.
+  const buckets = live(window, windowMs, now) as WindowBucket[];
   const last = buckets.at(-1);
-  const add = { total: 1, failures: failed ? 1 : 0 };
+  const failures = failed ? 1 : 0;
   if (last?.start === start) {
-    buckets[buckets.length - 1] = {
-      start,
-      total: last.total + add.total,
-      failures: last.failures + add.failures,
-    };
+    buckets[buckets.length - 1] = { start, total: last.total + 1, failures: last.failures + failures };
   } else {
-    buckets.push({ start, ...add });
+    buckets.push({ start, total: 1, failures });
   }
   return { buckets };
 }

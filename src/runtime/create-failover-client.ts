@@ -513,10 +513,12 @@ function createClient(
     return entry.running.done;
   }
 
-  /** Not an async function: the promise it returns is the request's own, not another one around it. */
+  // Not an async function: the promise it returns is the request's own, with no wrapper around it (nor the
+  // ticks to settle one). Whatever throws on the way (a malformed request, a closed client, an app's key
+  // generator) still rejects it, as it did from an async function.
   function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
-    if (closed) return Promise.reject(new FailwiseError('failwise: this client is closed'));
     try {
+      if (closed) throw new FailwiseError('failwise: this client is closed');
       const prepared = prepareRequest(request, () => makeKey('idempotencyKey'), strict);
       if (prepared.lifetime === 'durable') return requestDurable(prepared);
       if (prepared.lifetime === 'cached') return requestCached(prepared);

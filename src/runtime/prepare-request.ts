@@ -149,7 +149,9 @@ export function prepareRequest(
     fail('signal', 'expected an AbortSignal');
   const headers: Record<string, string> = {};
   try {
-    new Headers(request.headers).forEach((value, name) => (headers[name] = value));
+    // Most requests carry no headers of their own: no Headers object to build and walk for them.
+    if (request.headers !== undefined)
+      new Headers(request.headers).forEach((value, name) => (headers[name] = value));
   } catch (error) {
     // Not the error as cause: the host's message quotes the bad value, which may be a token (rule 9).
     fail(

@@ -45,14 +45,11 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
     name: 'fetch',
     send: async ({ url, method, headers, body, signal, pins }) => {
       if (signal.aborted) return abortedResult();
-      const host = hostOf(url);
       if (pins !== undefined && pins.length > 0) {
         // Sending would skip the pins the caller asked for.
         return errorResult('unknown', 'no', 'fetch: cannot check certificate pins; use nodeHttpTransport');
       }
       const fetchFn = options.fetch ?? globalThis.fetch;
-      const explainError = options.explainError ?? explainOpaqueFetchError;
-      const upper = method.toUpperCase();
       if (typeof fetchFn !== 'function') {
         return errorResult(
           'unknown',
@@ -66,20 +63,24 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
         // Called on globalThis: a browser's fetch throws "Illegal invocation" when called on another object.
         // An undefined body is the same as none (WebIDL).
         response = await fetchFn.call(globalThis, url, { method, headers, signal, body: body as BodyInit });
-        bytes = await response.arrayBuffer();
+        // A response without a body (a 204, a HEAD) has nothing to lose mid-way: no read to wait for.
+        bytes = response.body === null ? new ArrayBuffer(0) : await response.arrayBuffer();
       } catch (error) {
-        return signal.aborted ? abortedResult() : explainError(error, host, response !== undefined);
+        if (signal.aborted) return abortedResult();
+        // The host is parsed from the url only for a message: not on every send.
+        const explainError = options.explainError ?? explainOpaqueFetchError;
+        return explainError(error, hostOf(url), response !== undefined);
       }
       const { status } = response;
       return isRepresentableStatus(status)
         ? {
             kind: 'response',
-            response: bufferedResponse(upper, status, response.statusText, response.headers, bytes),
+            response: bufferedResponse(method, status, response.statusText, response.headers, bytes),
           }
         : errorResult(
             'unknown',
             'yes',
-            `fetch: ${host} answered with status ${status}, which a Response cannot hold`,
+            `fetch: ${hostOf(url)} answered with status ${status}, which a Response cannot hold`,
           );
     },
   };
