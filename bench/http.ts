@@ -54,6 +54,22 @@ async function fetchAndRead(url: string): Promise<Response> {
   return response;
 }
 
+/**
+ * The same with what any client needs to cut an attempt short: an AbortController and a timer (5 s, failwise's
+ * attempt timeout) per request, cleared when the body is read. A reference for what the timeout alone costs.
+ */
+async function fetchAndReadWithTimeout(url: string): Promise<Response> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), 5_000);
+  try {
+    const response = await fetch(url, { signal: controller.signal });
+    await response.arrayBuffer();
+    return response;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export interface ThroughputOptions {
   requestsPerRound: number;
   concurrency: number;
@@ -71,10 +87,10 @@ export async function measureThroughput(
   const client = failwiseClient(server.port);
   let fetchErrors = 0;
   const failwiseNotSucceeded: Record<string, number> = {};
-  const viaFetch = (total = requestsPerRound) =>
+  const viaFetch = (total = requestsPerRound, send = fetchAndRead) =>
     callers(total, concurrency, async () => {
       try {
-        if ((await fetchAndRead(url)).status !== 204) fetchErrors++;
+        if ((await send(url)).status !== 204) fetchErrors++;
       } catch {
         fetchErrors++;
       }
@@ -87,15 +103,20 @@ export async function measureThroughput(
         add(failwiseNotSucceeded, `status ${outcome.response.status}`);
     });
   const fetchPerSecond: number[] = [];
+  const fetchWithTimeoutPerSecond: number[] = [];
   const failwisePerSecond: number[] = [];
   try {
     // A warm-up round each (JIT, the connection pool), not counted.
     await viaFetch(WARMUP_REQUESTS);
+    await viaFetch(WARMUP_REQUESTS, fetchAndReadWithTimeout);
     await viaFailwise(WARMUP_REQUESTS);
     fetchErrors = 0;
     for (const key of Object.keys(failwiseNotSucceeded)) delete failwiseNotSucceeded[key];
     for (let round = 0; round < options.rounds; round++) {
       fetchPerSecond.push((requestsPerRound * 1_000) / (await viaFetch()));
+      fetchWithTimeoutPerSecond.push(
+        (requestsPerRound * 1_000) / (await viaFetch(requestsPerRound, fetchAndReadWithTimeout)),
+      );
       failwisePerSecond.push((requestsPerRound * 1_000) / (await viaFailwise()));
     }
   } finally {
@@ -105,6 +126,7 @@ export async function measureThroughput(
     requestsPerRound,
     concurrency,
     fetchPerSecond,
+    fetchWithTimeoutPerSecond,
     failwisePerSecond,
     fetchErrors,
     failwiseNotSucceeded,

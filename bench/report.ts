@@ -61,6 +61,8 @@ export interface ThroughputResult {
   concurrency: number;
   /** Requests per second of each measured round, in the order run. */
   fetchPerSecond: number[];
+  /** Raw fetch with an AbortController and a 5 s timer per request: what cutting an attempt short costs. */
+  fetchWithTimeoutPerSecond: number[];
   failwisePerSecond: number[];
   /** Requests that did not end in a 204, over every round (should be none). */
   fetchErrors: number;
@@ -341,6 +343,13 @@ function loopbackTable(loopback: ThroughputResult): string {
     [
       ['raw fetch', fmt(fetchMedian), '1.00', rounds(loopback.fetchPerSecond), fmt(loopback.fetchErrors)],
       [
+        'raw fetch with a timeout (AbortController + timer)',
+        fmt(median(loopback.fetchWithTimeoutPerSecond)),
+        fmt(median(loopback.fetchWithTimeoutPerSecond) / fetchMedian, 2),
+        rounds(loopback.fetchWithTimeoutPerSecond),
+        'counted with raw fetch',
+      ],
+      [
         'failwise (default fetch transport)',
         fmt(failwiseMedian),
         fmt(failwiseMedian / fetchMedian, 2),
@@ -508,7 +517,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 4. Loopback HTTP throughput',
     '',
-    `A node:http server in a child process (its own core) on 127.0.0.1 answers 204. ${results.loopback.concurrency} concurrent callers share ${fmt(results.loopback.requestsPerRound)} requests per round: raw \`fetch\` (reading the body) against failwise's default fetch transport (\`createFailoverClient\` from the Node entry, an \`allowInsecure\` http origin). Both go through Node's global undici pool. Rounds alternate fetch, failwise, after one warm-up round of 1,000 each; the ratio is of the median rounds.`,
+    `A node:http server in a child process (its own core) on 127.0.0.1 answers 204. ${results.loopback.concurrency} concurrent callers share ${fmt(results.loopback.requestsPerRound)} requests per round: raw \`fetch\` (reading the body) against failwise's default fetch transport (\`createFailoverClient\` from the Node entry, an \`allowInsecure\` http origin). Both go through Node's global undici pool. Rounds alternate fetch, fetch with a timeout, failwise, after one warm-up round of 1,000 each; the ratio is of the median rounds. Raw fetch can never cut a hung attempt short; the middle row is raw fetch with what that takes (an \`AbortController\` passed to fetch and a 5 s timer per request, cleared once the body is read), for scale: failwise always has an attempt timeout, so that row, not raw fetch, is the floor under its figure.`,
     '',
     loopback,
     '',

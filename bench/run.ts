@@ -29,7 +29,7 @@ import { measureLoad, measureThroughput } from './http.js';
 import { startLoopbackServer } from './loopback-server.js';
 import { measureMemory } from './memory.js';
 import { peersFor } from './peers.js';
-import { renderMarkdown, sections, summarize, summaryLine, type BenchResults } from './report.js';
+import { median, renderMarkdown, sections, summarize, summaryLine, type BenchResults } from './report.js';
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick');
@@ -116,8 +116,14 @@ async function main(): Promise<void> {
   }
   console.log(
     summaryLine(summarize(results), {
-      // The floor under bytesPerInflight on this host (bench/memory.ts): no target, a reference.
+      // References, no targets: the floor under bytesPerInflight on this host (bench/memory.ts), and failwise's
+      // loopback throughput against raw fetch with a per-request timeout (bench/http.ts).
       bytesPerInflightHandLoop: Math.round(results.memory.handLoopBytesPerInflight),
+      loopbackThroughputVsFetchWithTimeout:
+        Math.round(
+          (median(results.loopback.failwisePerSecond) / median(results.loopback.fetchWithTimeoutPerSecond)) *
+            1000,
+        ) / 1000,
       failwiseClock: 'systemClock',
       quick,
       node: process.version,

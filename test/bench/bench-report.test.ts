@@ -72,6 +72,7 @@ const RESULTS: BenchResults = {
     requestsPerRound: 5_000,
     concurrency: 50,
     fetchPerSecond: [2_000, 2_500, 3_000],
+    fetchWithTimeoutPerSecond: [1_800, 2_250, 2_700],
     failwisePerSecond: [800, 1_000, 600],
     fetchErrors: 0,
     failwiseNotSucceeded: {},
@@ -228,6 +229,14 @@ describe('bench report', () => {
         expect(markdown).toContain(`\n${heading}\n`);
       expect(markdown).toContain('| p-retry 6 ');
       expect(markdown).toContain('failed:retry-budget-exhausted 1,000');
+    });
+
+    it('shows raw fetch with a timeout beside raw fetch in the loopback table', () => {
+      const loopback = markdown.split('## 4. Loopback HTTP throughput')[1]!.split('\n## ')[0]!;
+      // median 2,250 / median 2,500
+      expect(loopback).toMatch(
+        /^\| raw fetch with a timeout \(AbortController \+ timer\) +\| +2,250 \| +0\.90 \|/m,
+      );
     });
 
     it("shows the memory figure next to a hand-written loop's, and their ratio", () => {
