@@ -28,7 +28,9 @@ interface Entry {
  * every timer in armed order.
  */
 export class TimerQueue implements Timers {
-  readonly #heap: Entry[] = [];
+  #heap: Entry[] = [];
+  /** The most entries the heap has held since it was last made anew. */
+  #peak = 0;
   #seq = 0;
   /** The host timer, when armed, and when it was armed to fire. */
   #host: unknown;
@@ -58,6 +60,7 @@ export class TimerQueue implements Timers {
   set(target: TimerTarget, delayMs: number): Entry {
     const entry: Entry = { due: this.#now() + delayMs, seq: this.#seq++, target, index: this.#heap.length };
     this.#heap.push(entry);
+    if (this.#heap.length > this.#peak) this.#peak = this.#heap.length;
     this.#up(entry.index);
     if (this.#idle) this.#wake();
     if (entry.due < this.#hostDue) this.#arm();
@@ -68,7 +71,10 @@ export class TimerQueue implements Timers {
     const entry = handle as Entry;
     if (entry.index === -1) return;
     this.#removeAt(entry.index);
-    if (this.#heap.length === 0) this.#rest();
+    if (this.#heap.length === 0) {
+      this.#release();
+      this.#rest();
+    }
   }
 
   /** The host timer fired: runs every entry that is due, in order, then arms the host timer for the next. */
@@ -90,7 +96,18 @@ export class TimerQueue implements Timers {
       }
     }
     if (this.#heap.length > 0) this.#arm();
+    else this.#release();
   };
+
+  /**
+   * An emptied heap that once held many entries (10,000 requests in flight) is made anew: an array keeps the room
+   * it grew to, which would stay with an idle client.
+   */
+  #release(): void {
+    if (this.#peak <= 64) return;
+    this.#heap = [];
+    this.#peak = 0;
+  }
 
   /** Arms the host timer for the earliest entry (clearing one armed for later), in whole milliseconds, never early. */
   #arm(): void {

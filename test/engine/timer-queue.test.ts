@@ -121,6 +121,34 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
     expect(counts).toEqual({ armed: 2, cleared: 2 });
   });
 
+  it('works on after emptying a heap that held many timers (it is made anew then)', async () => {
+    const sim = simulatedClock();
+    const queue = new TimerQueue(sim, () => sim.now());
+    const fired: number[] = [];
+    const many = Array.from({ length: 1_000 }, (_, i) =>
+      queue.set(
+        on(() => fired.push(i)),
+        100 + i,
+      ),
+    );
+    for (const handle of many.slice(0, 500)) queue.clear(handle);
+    await sim.increment(1_099); // the other 500 fire, in order, and empty the heap
+    expect(fired).toEqual(Array.from({ length: 500 }, (_, i) => 500 + i));
+    for (const handle of many) queue.clear(handle); // all gone already: harmless
+    queue.set(
+      on(() => fired.push(-1)),
+      10,
+    );
+    queue.set(
+      on(() => fired.push(-2)),
+      5,
+    );
+    await sim.increment(10);
+    expect(fired.slice(500)).toEqual([-2, -1]);
+    expect(queue.size).toBe(0);
+    expect(sim.pending()).toBe(0);
+  });
+
   it('arms the host timer again for a timer due earlier than the one it waits for', async () => {
     const sim = simulatedClock();
     const { clock, counts } = countingHost(sim);
