@@ -442,29 +442,14 @@ function createClient(
    * Runs a prepared request through the request machine to its end; `signal` cancels it at once. A plain
    * promise chain, not an async function: a request in flight holds no suspended frame of its own.
    */
-  function run(
+  function run<T = RunOutput>(
     prepared: PreparedRequest,
     requestId: string,
     runPolicy: Policy,
     signal: AbortSignal | undefined,
     onEmitted: (event: RequestMachineEmitted) => void,
-  ): Promise<RunOutput>;
-  function run<T>(
-    prepared: PreparedRequest,
-    requestId: string,
-    runPolicy: Policy,
-    signal: AbortSignal | undefined,
-    onEmitted: (event: RequestMachineEmitted) => void,
-    outcomeOf: (output: RunOutput) => T,
-  ): Promise<T>;
-  function run(
-    prepared: PreparedRequest,
-    requestId: string,
-    runPolicy: Policy,
-    signal: AbortSignal | undefined,
-    onEmitted: (event: RequestMachineEmitted) => void,
-    outcomeOf?: (output: RunOutput) => unknown,
-  ): Promise<unknown> {
+    outcomeOf?: (output: RunOutput) => T,
+  ): Promise<T> {
     const entry: InFlight = { prepared };
     inFlight.set(requestId, entry);
     const cancel = signal && (() => entry.running?.cancel());
@@ -510,7 +495,7 @@ function createClient(
           : new MachineError(`requestMachine: ${String(error)}`, { cause: error }),
       );
     }
-    return entry.running.done;
+    return entry.running.done as Promise<T>;
   }
 
   // Not an async function: the promise it returns is the request's own, with no wrapper around it (nor the

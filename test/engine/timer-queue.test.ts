@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import type { Clock } from '../../src/clock/clock.js';
 import { TimerQueue } from '../../src/engine/timer-queue.js';
+import { runNode } from '../helpers/run-node.js';
 
 /** A timer target that calls `fn`. */
 const on = (fn: () => unknown) => ({ fire: () => void fn() });
@@ -258,22 +258,7 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
       const outcomes = await Promise.all(Array.from({ length: 20 }, () => client.request({ path: '/x' })));
       console.log(outcomes.every((o) => o.status === 'succeeded'));
     `;
-    const result = await new Promise<{ code: number | null; stdout: string; killed: boolean }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let killed = false;
-      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-      const guard = setTimeout(() => {
-        killed = true;
-        child.kill('SIGKILL');
-      }, 20_000);
-      child.on('exit', (code) => {
-        clearTimeout(guard);
-        resolve({ code, stdout, killed });
-      });
-    });
+    const result = await runNode(['--input-type=module', '-e', script], 20_000);
     expect(result).toEqual({ code: 0, stdout: 'true\n', killed: false });
   }, 30_000);
 });

@@ -1,32 +1,12 @@
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { runNode } from '../helpers/run-node.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/close-and-exit.ts', import.meta.url));
 
 /** Runs the fixture in a fresh Node process; resolves with its exit code and output, or kills it after `limitMs`. */
-function runChild(
-  transport: string,
-  limitMs: number,
-  ...extra: string[]
-): Promise<{ code: number | null; stdout: string; killed: boolean }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fixture, transport, ...extra], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let killed = false;
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    const guard = setTimeout(() => {
-      killed = true;
-      child.kill('SIGKILL');
-    }, limitMs);
-    child.on('exit', (code) => {
-      clearTimeout(guard);
-      resolve({ code, stdout, killed });
-    });
-  });
-}
+const runChild = (transport: string, limitMs: number, ...extra: string[]) =>
+  runNode([fixture, transport, ...extra], limitMs);
 
 describe('client.close()', () => {
   it.each(['node', 'fetch'])(
