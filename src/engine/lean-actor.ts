@@ -87,70 +87,70 @@ export class LeanActor<TContext, TInput = unknown> {
   context: TContext;
   output: unknown;
   /** The configuration: bit `i` is set while state `i` of the table is active (tables have at most 31 states). */
-  #config = 0;
+  private config = 0;
   /** Armed timers, and running children: few at a time, so linked lists (a request in flight holds no array). */
-  #timers: TimerSlot | undefined;
-  #children: Child | undefined;
+  private timers: TimerSlot | undefined;
+  private children: Child | undefined;
   /** Events sent while a step runs, and events the machine raised, waiting their turn. */
-  #mailbox: Event[] | undefined;
-  #internal: Event[] | undefined;
+  private mailbox: Event[] | undefined;
+  private internal: Event[] | undefined;
   /** The effects of the step being taken, run after it. */
-  #deferred: (() => void)[] | undefined;
-  #processing = false;
-  #started = false;
+  private deferred: (() => void)[] | undefined;
+  private processing = false;
+  private started = false;
   /** Whether the step changed context, children or states (XState's new snapshot): eventless transitions are selected again. */
-  #changed = false;
+  private changed = false;
 
   /** The input is read once, for the initial context, and not kept. */
-  readonly #options: LeanActorOptions<TContext, TInput>;
+  private readonly options: LeanActorOptions<TContext, TInput>;
 
   constructor(options: LeanActorOptions<TContext, TInput>, input: TInput) {
-    this.#options = options;
+    this.options = options;
     const compiled = compile(options.table);
-    this.#compiled = compiled;
-    this.#states = compiled.states;
-    this.#everyState = compiled.everyState;
+    this.compiled = compiled;
+    this.states = compiled.states;
+    this.everyState = compiled.everyState;
     this.context = options.logic.context({ input });
   }
 
-  readonly #compiled: Compiled;
-  readonly #states: readonly State[];
+  private readonly compiled: Compiled;
+  private readonly states: readonly State[];
   /** Every state's index: what a transition without a domain exits (shared by every run of the table). */
-  readonly #everyState: readonly number[];
+  private readonly everyState: readonly number[];
 
   /** Enters the initial states and runs what they start. */
   start(): this {
-    if (this.#started) return this;
-    this.#started = true;
-    this.#run(() => {
-      const init: Selected = { row: { targets: this.#initialTargets(), reenter: true }, source: 0 };
-      this.#microstep([init], { type: 'xstate.init' }, true);
-      this.#settle({ type: 'xstate.init' });
+    if (this.started) return this;
+    this.started = true;
+    this.run(() => {
+      const init: Selected = { row: { targets: this.initialTargets(), reenter: true }, source: 0 };
+      this.microstep([init], { type: 'xstate.init' }, true);
+      this.settle({ type: 'xstate.init' });
     });
     return this;
   }
 
   /** Sends an event; one sent while a step runs (from a listener) is handled after it, as XState's mailbox does. */
   send(event: Event): void {
-    if (this.status !== 'active' || !this.#started) return;
-    if (this.#processing) {
-      (this.#mailbox ??= []).push(event);
+    if (this.status !== 'active' || !this.started) return;
+    if (this.processing) {
+      (this.mailbox ??= []).push(event);
       return;
     }
-    this.#run(() => this.#macrostep(event));
+    this.run(() => this.macrostep(event));
   }
 
   /** Stops the machine: every timer cleared, every child aborted. */
   stop(): void {
     if (this.status !== 'active') return;
     this.status = 'stopped';
-    this.#halt();
-    this.#options.onEnd?.({ status: 'stopped' });
+    this.halt();
+    this.options.onEnd?.({ status: 'stopped' });
   }
 
   /** The state value, as XState's snapshot would give it. */
   get value(): unknown {
-    return this.#valueOf(0);
+    return this.stateValueOf(0);
   }
 
   /** XState's `snapshot.matches`: a state value, or a part of one, that the current value has. */
@@ -161,142 +161,142 @@ export class LeanActor<TContext, TInput = unknown> {
   /** The timers armed now, by event type. */
   pendingTimers(): string[] {
     const events: string[] = [];
-    for (let t = this.#timers; t !== undefined; t = t.next) events.push(t.event);
+    for (let t = this.timers; t !== undefined; t = t.next) events.push(t.event);
     return events;
   }
 
   // ---- processing ----
 
-  #run(step: () => void): void {
-    this.#processing = true;
+  private run(step: () => void): void {
+    this.processing = true;
     try {
       step();
-      this.#flush();
-      for (let next = this.#mailbox?.shift(); next !== undefined; next = this.#mailbox?.shift()) {
+      this.flush();
+      for (let next = this.mailbox?.shift(); next !== undefined; next = this.mailbox?.shift()) {
         if (this.status !== 'active') break;
-        this.#macrostep(next);
-        this.#flush();
+        this.macrostep(next);
+        this.flush();
       }
     } catch (error) {
-      this.#fail(error);
+      this.fail(error);
     } finally {
-      this.#processing = false;
+      this.processing = false;
     }
   }
 
   /** Runs the effects of the last step, then says the step is over; ends the machine if it is done. */
-  #flush(): void {
-    const effects = this.#deferred;
-    this.#deferred = undefined;
+  private flush(): void {
+    const effects = this.deferred;
+    this.deferred = undefined;
     if (effects) for (const effect of effects) effect();
     if (this.status === 'done') {
-      this.#halt();
-      this.#options.onChange?.();
-      this.#options.onEnd?.({ status: 'done', output: this.output });
+      this.halt();
+      this.options.onChange?.();
+      this.options.onEnd?.({ status: 'done', output: this.output });
       return;
     }
-    this.#options.onChange?.();
+    this.options.onChange?.();
   }
 
-  #fail(error: unknown): void {
+  private fail(error: unknown): void {
     if (this.status !== 'active' && this.status !== 'done') return;
     this.status = 'error';
-    this.#halt();
-    this.#options.onEnd?.({ status: 'error', error });
+    this.halt();
+    this.options.onEnd?.({ status: 'error', error });
   }
 
   /** Clears every timer and aborts every child. */
-  #halt(): void {
-    for (let t = this.#timers; t !== undefined; t = t.next) this.#options.timers.clear(t.handle);
-    this.#timers = undefined;
-    for (let c = this.#children; c !== undefined; c = c.next) this.#abort(c);
-    this.#children = undefined;
-    this.#mailbox = undefined;
-    this.#internal = undefined;
+  private halt(): void {
+    for (let t = this.timers; t !== undefined; t = t.next) this.options.timers.clear(t.handle);
+    this.timers = undefined;
+    for (let c = this.children; c !== undefined; c = c.next) this.abort(c);
+    this.children = undefined;
+    this.mailbox = undefined;
+    this.internal = undefined;
   }
 
-  #macrostep(event: Event): void {
-    const transitions = this.#select(event);
+  private macrostep(event: Event): void {
+    const transitions = this.select(event);
     if (transitions.length === 0 && event.type.startsWith('xstate.error.actor.')) {
       // XState: an actor's error that no transition handles fails the machine.
-      throw new UnhandledActorError(this.#options.table.id, event.type, (event as { error?: unknown }).error);
+      throw new UnhandledActorError(this.options.table.id, event.type, (event as { error?: unknown }).error);
     }
-    this.#microstep(transitions, event, false);
-    this.#settle(event);
+    this.microstep(transitions, event, false);
+    this.settle(event);
   }
 
   /** Eventless transitions and raised events, until the machine is stable (XState's macrostep loop). */
-  #settle(first: Event): void {
+  private settle(first: Event): void {
     let event = first;
     let selectEventless = true;
     while (this.status === 'active') {
-      let enabled: readonly Selected[] = selectEventless ? this.#selectEventless(event) : NONE;
+      let enabled: readonly Selected[] = selectEventless ? this.selectEventless(event) : NONE;
       const fromEventless = enabled.length > 0;
       if (!fromEventless) {
-        const next = this.#internal?.shift();
+        const next = this.internal?.shift();
         if (next === undefined) break;
         event = next;
-        enabled = this.#select(event);
+        enabled = this.select(event);
       }
-      this.#changed = false;
-      this.#microstep(enabled, event, false);
-      selectEventless = !fromEventless || this.#changed;
+      this.changed = false;
+      this.microstep(enabled, event, false);
+      selectEventless = !fromEventless || this.changed;
     }
   }
 
   // ---- selection ----
 
   /** For each atomic state, the first enabled transition for this event on it or its nearest ancestor. */
-  #select(event: Event): readonly Selected[] {
-    return this.#enabledTransitions(event, false);
+  private select(event: Event): readonly Selected[] {
+    return this.enabledTransitions(event, false);
   }
 
   /** The same for eventless transitions. */
-  #selectEventless(event: Event): readonly Selected[] {
-    return this.#enabledTransitions(event, true);
+  private selectEventless(event: Event): readonly Selected[] {
+    return this.enabledTransitions(event, true);
   }
 
-  #enabledTransitions(event: Event, eventless: boolean): readonly Selected[] {
+  private enabledTransitions(event: Event, eventless: boolean): readonly Selected[] {
     // No active state has a transition for it (most events, and eventless selection in most states): nothing to walk.
-    const { alwaysMask, eventMasks } = this.#compiled;
-    if ((this.#config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
+    const { alwaysMask, eventMasks } = this.compiled;
+    if ((this.config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
     const enabled: Selected[] = [];
-    for (let atomic = 0; atomic < this.#states.length; atomic++) {
-      if (!this.#isActive(atomic) || !this.#states[atomic]!.atomic) continue;
-      loop: for (const s of this.#states[atomic]!.path) {
-        const state = this.#states[s]!;
+    for (let atomic = 0; atomic < this.states.length; atomic++) {
+      if (!this.isActive(atomic) || !this.states[atomic]!.atomic) continue;
+      loop: for (const s of this.states[atomic]!.path) {
+        const state = this.states[s]!;
         const candidates = eventless ? state.always : state.on.get(event.type);
         if (candidates === undefined) continue;
         for (const t of candidates) {
-          if (t.row.guard === undefined || this.#check(t.row.guard, event)) {
+          if (t.row.guard === undefined || this.check(t.row.guard, event)) {
             if (!enabled.includes(t)) enabled.push(t);
             break loop;
           }
         }
       }
     }
-    return this.#removeConflicts(enabled);
+    return this.removeConflicts(enabled);
   }
 
-  #check(guard: GuardRow, event: Event): boolean {
+  private check(guard: GuardRow, event: Event): boolean {
     if (typeof guard === 'string') {
-      const fn = this.#options.logic.guards[guard] as (args: { context: TContext; event: Event }) => boolean;
+      const fn = this.options.logic.guards[guard] as (args: { context: TContext; event: Event }) => boolean;
       return fn({ context: this.context, event });
     }
-    if ('and' in guard) return guard.and.every((g) => this.#check(g, event));
-    return !this.#check(guard.not, event);
+    if ('and' in guard) return guard.and.every((g) => this.check(g, event));
+    return !this.check(guard.not, event);
   }
 
   /** Of two transitions that would exit the same state, the one from the deeper source wins (XState's rule). */
-  #removeConflicts(enabled: Selected[]): Selected[] {
+  private removeConflicts(enabled: Selected[]): Selected[] {
     if (enabled.length < 2) return enabled;
     const kept: Selected[] = [];
     for (const t1 of enabled) {
       let preempted = false;
       const remove = new Set<Selected>();
       for (const t2 of kept) {
-        if (intersects(this.#exitSet([t1]), this.#exitSet([t2]))) {
-          if (this.#isDescendant(t1.source, t2.source)) remove.add(t2);
+        if (intersects(this.exitSet([t1]), this.exitSet([t2]))) {
+          if (this.isDescendant(t1.source, t2.source)) remove.add(t2);
           else {
             preempted = true;
             break;
@@ -313,67 +313,67 @@ export class LeanActor<TContext, TInput = unknown> {
 
   // ---- the microstep ----
 
-  #microstep(selected: readonly Selected[], event: Event, initial: boolean): void {
+  private microstep(selected: readonly Selected[], event: Event, initial: boolean): void {
     if (selected.length === 0) return;
-    if (!initial) this.#exitStates(this.#exitSet(selected), event);
-    for (const { row } of selected) if (row.actions) this.#execute(row.actions, event);
-    this.#enterStates(selected, event, initial);
+    if (!initial) this.exitStates(this.exitSet(selected), event);
+    for (const { row } of selected) if (row.actions) this.execute(row.actions, event);
+    this.enterStates(selected, event, initial);
   }
 
   /** The active states a microstep exits, deepest (last in document order) first. */
-  #exitSet(transitions: readonly Selected[]): number[] {
+  private exitSet(transitions: readonly Selected[]): number[] {
     const exit: number[] = [];
     for (const t of transitions) {
       if (!t.row.targets?.length) continue;
-      const domain = this.#domain(t);
+      const domain = this.domain(t);
       if (t.row.reenter && t.source === domain && !exit.includes(domain)) exit.push(domain);
-      const below = domain === -1 ? this.#everyState : this.#states[domain]!.descendants;
-      for (const s of below) if (this.#isActive(s) && !exit.includes(s)) exit.push(s);
+      const below = domain === -1 ? this.everyState : this.states[domain]!.descendants;
+      for (const s of below) if (this.isActive(s) && !exit.includes(s)) exit.push(s);
     }
     return exit.sort((a, b) => b - a);
   }
 
-  #exitStates(toExit: readonly number[], event: Event): void {
+  private exitStates(toExit: readonly number[], event: Event): void {
     for (const s of toExit) {
-      const state = this.#states[s]!;
-      this.#execute(state.exit, event);
-      for (const after of state.after) this.#cancelTimer(after.event);
-      for (const invoke of state.invoke) this.#stopChild(invoke.id);
-      this.#config &= ~(1 << s);
-      this.#changed = true;
+      const state = this.states[s]!;
+      this.execute(state.exit, event);
+      for (const after of state.after) this.cancelTimer(after.event);
+      for (const invoke of state.invoke) this.stopChild(invoke.id);
+      this.config &= ~(1 << s);
+      this.changed = true;
     }
   }
 
-  #enterStates(transitions: readonly Selected[], event: Event, initial: boolean): void {
-    for (const s of this.#statesToEnter(transitions, initial)) {
-      const state = this.#states[s]!;
-      this.#config |= 1 << s;
-      this.#changed = true;
-      this.#execute(state.entry, event);
-      for (const after of state.after) this.#armTimer(after.event, after.delay);
-      for (const invoke of state.invoke) this.#invoke(invoke, event);
+  private enterStates(transitions: readonly Selected[], event: Event, initial: boolean): void {
+    for (const s of this.statesToEnter(transitions, initial)) {
+      const state = this.states[s]!;
+      this.config |= 1 << s;
+      this.changed = true;
+      this.execute(state.entry, event);
+      for (const after of state.after) this.armTimer(after.event, after.delay);
+      for (const invoke of state.invoke) this.invoke(invoke, event);
       if (state.type === 'final' && state.parent === 0) {
         // A final child of the root ends the machine; the derivation accepts final states nowhere else.
-        for (let a = this.#states.length - 1; a >= 0; a--) {
-          if (!this.#isActive(a)) continue;
-          this.#execute(this.#states[a]!.exit, event);
-          for (const after of this.#states[a]!.after) this.#cancelTimer(after.event);
+        for (let a = this.states.length - 1; a >= 0; a--) {
+          if (!this.isActive(a)) continue;
+          this.execute(this.states[a]!.exit, event);
+          for (const after of this.states[a]!.after) this.cancelTimer(after.event);
         }
         this.status = 'done';
-        this.output = this.#machineOutput(state, event);
+        this.output = this.machineOutput(state, event);
         const running: Child[] = [];
-        for (let c = this.#children; c !== undefined; c = c.next) running.push(c);
-        for (const child of running) this.#stopChild(child.id);
+        for (let c = this.children; c !== undefined; c = c.next) running.push(c);
+        for (const child of running) this.stopChild(child.id);
         return;
       }
     }
   }
 
-  #machineOutput(final: State, event: Event): unknown {
-    const { outputs } = this.#options.logic;
+  private machineOutput(final: State, event: Event): unknown {
+    const { outputs } = this.options.logic;
     const stateOutput =
       final.output === undefined ? undefined : outputs[final.output]!({ context: this.context, event });
-    const name = this.#options.table.output;
+    const name = this.options.table.output;
     if (name === undefined) return undefined;
     const doneEvent = { type: `xstate.done.state.${final.id}`, output: stateOutput };
     return outputs[name]!({ context: this.context, event: doneEvent });
@@ -383,13 +383,13 @@ export class LeanActor<TContext, TInput = unknown> {
    * The states a microstep enters, in document order. What one transition enters depends only on the table,
    * so it is computed once per transition and kept; several at once (parallel regions) are computed together.
    */
-  #statesToEnter(transitions: readonly Selected[], initial: boolean): readonly number[] {
+  private statesToEnter(transitions: readonly Selected[], initial: boolean): readonly number[] {
     if (initial) {
       // The same for every run of the table: computed once.
-      const compiled = this.#compiled;
+      const compiled = this.compiled;
       if (compiled.initialEntered === undefined) {
         const set = new Set<number>();
-        this.#entrySet(transitions, set);
+        this.entrySet(transitions, set);
         set.add(0);
         compiled.initialEntered = [...set].sort((a, b) => a - b);
       }
@@ -399,67 +399,71 @@ export class LeanActor<TContext, TInput = unknown> {
       const t = transitions[0]!;
       if (t.entered === undefined) {
         const set = new Set<number>();
-        this.#entrySet(transitions, set);
+        this.entrySet(transitions, set);
         t.entered = [...set].sort((a, b) => a - b);
       }
       return t.entered;
     }
     const set = new Set<number>();
-    this.#entrySet(transitions, set);
+    this.entrySet(transitions, set);
     return [...set].sort((a, b) => a - b);
   }
 
   // ---- entry set (XState's computeEntrySet and its helpers) ----
 
-  #entrySet(transitions: readonly Selected[], toEnter: Set<number>): void {
+  private entrySet(transitions: readonly Selected[], toEnter: Set<number>): void {
     for (const t of transitions) {
       const targets = t.row.targets ?? [];
-      const domain = this.#domain(t);
+      const domain = this.domain(t);
       for (const s of targets) {
         if (t.source !== s || t.source !== domain || t.row.reenter) toEnter.add(s);
-        this.#addDescendants(s, toEnter);
+        this.addDescendants(s, toEnter);
       }
       for (const s of targets) {
-        const ancestors = this.#properAncestors(s, domain);
-        if (domain !== -1 && this.#states[domain]!.type === 'parallel') ancestors.push(domain);
-        const reentrancy = this.#states[t.source]!.parent === -1 && t.row.reenter ? undefined : domain;
-        this.#addAncestors(ancestors, toEnter, reentrancy);
+        const ancestors = this.properAncestors(s, domain);
+        if (domain !== -1 && this.states[domain]!.type === 'parallel') ancestors.push(domain);
+        const reentrancy = this.states[t.source]!.parent === -1 && t.row.reenter ? undefined : domain;
+        this.addAncestors(ancestors, toEnter, reentrancy);
       }
     }
   }
 
-  #addDescendants(s: number, toEnter: Set<number>): void {
-    const state = this.#states[s]!;
+  private addDescendants(s: number, toEnter: Set<number>): void {
+    const state = this.states[s]!;
     if (state.type === 'compound') {
       const initial = state.initial!;
       toEnter.add(initial);
-      this.#addDescendants(initial, toEnter);
+      this.addDescendants(initial, toEnter);
     } else if (state.type === 'parallel') {
       for (const child of state.children) {
-        if (![...toEnter].some((e) => this.#isDescendant(e, child))) {
+        if (![...toEnter].some((e) => this.isDescendant(e, child))) {
           toEnter.add(child);
-          this.#addDescendants(child, toEnter);
+          this.addDescendants(child, toEnter);
         }
       }
     }
   }
 
-  #addAncestors(ancestors: readonly number[], toEnter: Set<number>, reentrancy: number | undefined): void {
+  private addAncestors(
+    ancestors: readonly number[],
+    toEnter: Set<number>,
+    reentrancy: number | undefined,
+  ): void {
     for (const anc of ancestors) {
-      if (reentrancy === undefined || this.#isDescendant(anc, reentrancy)) toEnter.add(anc);
-      const state = this.#states[anc]!;
+      if (reentrancy === undefined || this.isDescendant(anc, reentrancy)) toEnter.add(anc);
+      const state = this.states[anc]!;
       if (state.type !== 'parallel') continue;
       for (const child of state.children) {
-        if (![...toEnter].some((e) => this.#isDescendant(e, child))) {
+        if (![...toEnter].some((e) => this.isDescendant(e, child))) {
           toEnter.add(child);
-          this.#addDescendants(child, toEnter);
+          this.addDescendants(child, toEnter);
         }
       }
     }
   }
 
-  #initialTargets(): number[] {
-    const root = this.#states[0]!;
+  private initialTargets(): number[] {
+    const root = this.states[0]!;
     if (root.type === 'compound') return [root.initial!];
     return [...root.children];
   }
@@ -467,154 +471,154 @@ export class LeanActor<TContext, TInput = unknown> {
   // ---- tree helpers (XState's, over table indices; -1 stands for "no state") ----
 
   /** The state whose descendants a transition exits and enters (XState's getTransitionDomain). */
-  #domain(t: Selected): number {
-    return (t.domain ??= this.#computeDomain(t));
+  private domain(t: Selected): number {
+    return (t.domain ??= this.computeDomain(t));
   }
 
-  #computeDomain(t: Selected): number {
+  private computeDomain(t: Selected): number {
     const targets = t.row.targets ?? [];
-    if (!t.row.reenter && targets.every((s) => s === t.source || this.#isDescendant(s, t.source)))
+    if (!t.row.reenter && targets.every((s) => s === t.source || this.isDescendant(s, t.source)))
       return t.source;
-    const lca = this.#leastCommonAncestor([...targets, t.source]);
+    const lca = this.leastCommonAncestor([...targets, t.source]);
     if (lca !== -1) return lca;
     return t.row.reenter ? -1 : 0;
   }
 
-  #leastCommonAncestor(nodes: readonly number[]): number {
+  private leastCommonAncestor(nodes: readonly number[]): number {
     const [head, ...tail] = nodes;
-    for (const ancestor of this.#properAncestors(head!, -1)) {
-      if (tail.every((s) => this.#isDescendant(s, ancestor))) return ancestor;
+    for (const ancestor of this.properAncestors(head!, -1)) {
+      if (tail.every((s) => this.isDescendant(s, ancestor))) return ancestor;
     }
     return -1;
   }
 
   /** Ancestors of `s` from its parent up, stopping before `upTo` (-1: up to the root, included). */
-  #properAncestors(s: number, upTo: number): number[] {
+  private properAncestors(s: number, upTo: number): number[] {
     const ancestors: number[] = [];
     if (s === upTo) return ancestors;
-    for (let m = this.#states[s]!.parent; m !== -1 && m !== upTo; m = this.#states[m]!.parent)
+    for (let m = this.states[s]!.parent; m !== -1 && m !== upTo; m = this.states[m]!.parent)
       ancestors.push(m);
     return ancestors;
   }
 
-  #isActive(s: number): boolean {
-    return (this.#config & (1 << s)) !== 0;
+  private isActive(s: number): boolean {
+    return (this.config & (1 << s)) !== 0;
   }
 
   /** Whether `child` lies strictly below `parent` (every state lies below -1, as below XState's `undefined`). */
-  #isDescendant(child: number, parent: number): boolean {
-    return parent === -1 || this.#states[child]!.ancestors.has(parent);
+  private isDescendant(child: number, parent: number): boolean {
+    return parent === -1 || this.states[child]!.ancestors.has(parent);
   }
 
-  #valueOf(s: number): unknown {
-    const state = this.#states[s]!;
-    const activeChildren = state.children.filter((c) => this.#isActive(c));
+  private stateValueOf(s: number): unknown {
+    const state = this.states[s]!;
+    const activeChildren = state.children.filter((c) => this.isActive(c));
     if (state.type === 'compound') {
       const child = activeChildren[0];
       if (child === undefined) return {};
-      const type = this.#states[child]!.type;
-      if (type === 'atomic' || type === 'final') return this.#states[child]!.key;
+      const type = this.states[child]!.type;
+      if (type === 'atomic' || type === 'final') return this.states[child]!.key;
     }
     const value: Record<string, unknown> = {};
-    for (const child of activeChildren) value[this.#states[child]!.key] = this.#valueOf(child);
+    for (const child of activeChildren) value[this.states[child]!.key] = this.stateValueOf(child);
     return value;
   }
 
   // ---- actions and effects ----
 
-  #execute(actions: readonly ActionRow[], event: Event): void {
+  private execute(actions: readonly ActionRow[], event: Event): void {
     for (const action of actions) {
-      const impl = this.#options.logic.actions[actionName(action)] as ActionImpl<TContext>;
+      const impl = this.options.logic.actions[actionName(action)] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
-        (this.#internal ??= []).push(impl.event);
+        (this.internal ??= []).push(impl.event);
         continue;
       }
-      const params = this.#paramsOf(action, event);
+      const params = this.paramsOf(action, event);
       const args = { context: this.context, event: event as never };
       if (impl.kind === 'assign') {
-        this.#patch(impl.run(args, params as never));
+        this.patch(impl.run(args, params as never));
       } else if (impl.kind === 'emit') {
         const emitted = impl.run(args, params as never);
-        if (emitted !== undefined) this.#emit(emitted);
+        if (emitted !== undefined) this.emit(emitted);
       } else {
-        this.#performStep(impl.run(args, params as never));
+        this.performStep(impl.run(args, params as never));
       }
     }
   }
 
-  #paramsOf(action: ActionRow, event: Event): unknown {
+  private paramsOf(action: ActionRow, event: Event): unknown {
     if (typeof action === 'string') return undefined;
     const params = action.params;
     if ('value' in params) return params.value;
-    return this.#options.logic.params[params.from]!({ context: this.context, event });
+    return this.options.logic.params[params.from]!({ context: this.context, event });
   }
 
   /**
    * Applies a context change in place: the logic never keeps a context it was given, and nothing outside
    * reads an old one, so the copy XState's `assign` makes would only be garbage.
    */
-  #patch(changes: Partial<TContext>): void {
+  private patch(changes: Partial<TContext>): void {
     Object.assign(this.context as object, changes);
-    this.#changed = true;
+    this.changed = true;
   }
 
-  #performStep(step: ActionStep<TContext>): void {
-    this.#patch(step.changes);
-    for (const id of step.stop ?? []) this.#stopChild(id);
-    for (const child of step.start ?? []) this.#spawn(child.id, child.src, child.input, true);
-    for (const emitted of step.emit ?? []) this.#emit(emitted as { type: string });
+  private performStep(step: ActionStep<TContext>): void {
+    this.patch(step.changes);
+    for (const id of step.stop ?? []) this.stopChild(id);
+    for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, true);
+    for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
   }
 
-  #emit(event: { type: string }): void {
-    const onEmit = this.#options.onEmit;
-    if (onEmit) this.#defer(() => onEmit(event));
+  private emit(event: { type: string }): void {
+    const onEmit = this.options.onEmit;
+    if (onEmit) this.defer(() => onEmit(event));
   }
 
-  #armTimer(eventType: string, delayName: string): void {
-    const delay = this.#options.logic.delays[delayName]!({ context: this.context });
-    this.#defer(() => {
-      this.#clearTimer(eventType);
+  private armTimer(eventType: string, delayName: string): void {
+    const delay = this.options.logic.delays[delayName]!({ context: this.context });
+    this.defer(() => {
+      this.clearTimer(eventType);
       const slot = new TimerSlot(this, eventType);
-      slot.handle = this.#options.timers.set(slot, delay);
-      this.#linkTimer(slot);
+      slot.handle = this.options.timers.set(slot, delay);
+      this.linkTimer(slot);
     });
   }
 
   /** @internal A timer of this actor is due: its event is sent, unless the timer was cleared meanwhile. */
   timerFired(slot: TimerSlot): void {
-    if (this.#unlinkTimer(slot)) this.send({ type: slot.event });
+    if (this.unlinkTimer(slot)) this.send({ type: slot.event });
   }
 
-  #cancelTimer(eventType: string): void {
-    this.#defer(() => this.#clearTimer(eventType));
+  private cancelTimer(eventType: string): void {
+    this.defer(() => this.clearTimer(eventType));
   }
 
-  #clearTimer(eventType: string): void {
-    let t = this.#timers;
+  private clearTimer(eventType: string): void {
+    let t = this.timers;
     while (t !== undefined && t.event !== eventType) t = t.next;
     if (t === undefined) return;
-    this.#options.timers.clear(t.handle);
-    this.#unlinkTimer(t);
+    this.options.timers.clear(t.handle);
+    this.unlinkTimer(t);
   }
 
   /** Appends a timer to the list (armed timers keep the order they were armed in). */
-  #linkTimer(slot: TimerSlot): void {
-    if (this.#timers === undefined) {
-      this.#timers = slot;
+  private linkTimer(slot: TimerSlot): void {
+    if (this.timers === undefined) {
+      this.timers = slot;
       return;
     }
-    let last = this.#timers;
+    let last = this.timers;
     while (last.next !== undefined) last = last.next;
     last.next = slot;
   }
 
   /** Takes a timer off the list; whether it was on it. */
-  #unlinkTimer(slot: TimerSlot): boolean {
-    if (this.#timers === slot) {
-      this.#timers = slot.next;
+  private unlinkTimer(slot: TimerSlot): boolean {
+    if (this.timers === slot) {
+      this.timers = slot.next;
       return true;
     }
-    for (let t = this.#timers; t !== undefined; t = t.next) {
+    for (let t = this.timers; t !== undefined; t = t.next) {
       if (t.next === slot) {
         t.next = slot.next;
         return true;
@@ -623,22 +627,22 @@ export class LeanActor<TContext, TInput = unknown> {
     return false;
   }
 
-  #defer(effect: () => void): void {
-    (this.#deferred ??= []).push(effect);
+  private defer(effect: () => void): void {
+    (this.deferred ??= []).push(effect);
   }
 
-  #findChild(id: string): Child | undefined {
-    let c = this.#children;
+  private findChild(id: string): Child | undefined {
+    let c = this.children;
     while (c !== undefined && c.id !== id) c = c.next;
     return c;
   }
 
-  #dropChild(child: Child): void {
-    if (this.#children === child) {
-      this.#children = child.next;
+  private dropChild(child: Child): void {
+    if (this.children === child) {
+      this.children = child.next;
       return;
     }
-    for (let c = this.#children; c !== undefined; c = c.next) {
+    for (let c = this.children; c !== undefined; c = c.next) {
       if (c.next === child) {
         c.next = child.next;
         return;
@@ -646,53 +650,53 @@ export class LeanActor<TContext, TInput = unknown> {
     }
   }
 
-  #invoke(invoke: State['invoke'][number], event: Event): void {
+  private invoke(invoke: State['invoke'][number], event: Event): void {
     const input =
       invoke.input === undefined
         ? undefined
-        : this.#options.logic.inputs[invoke.input]!({ context: this.context, event });
-    this.#spawn(invoke.id, invoke.src, input, false);
+        : this.options.logic.inputs[invoke.input]!({ context: this.context, event });
+    this.spawn(invoke.id, invoke.src, input, false);
   }
 
   /** Starts an invoked actor or a spawned child after the step (its input taken now, as XState does). */
-  #spawn(id: string, src: string, input: unknown, spawned: boolean): void {
+  private spawn(id: string, src: string, input: unknown, spawned: boolean): void {
     const child: Child = { id, src, input, spawned, controller: undefined, state: 'new', next: undefined };
-    const existing = this.#findChild(id);
-    if (existing) this.#dropChild(existing);
-    if (this.#children === undefined) this.#children = child;
+    const existing = this.findChild(id);
+    if (existing) this.dropChild(existing);
+    if (this.children === undefined) this.children = child;
     else {
-      let last = this.#children;
+      let last = this.children;
       while (last.next !== undefined) last = last.next;
       last.next = child;
     }
-    this.#changed = true;
-    this.#defer(() => this.#startChild(child));
+    this.changed = true;
+    this.defer(() => this.startChild(child));
   }
 
-  #stopChild(id: string): void {
-    const child = this.#findChild(id);
+  private stopChild(id: string): void {
+    const child = this.findChild(id);
     if (child === undefined) return;
-    this.#dropChild(child);
-    this.#changed = true;
+    this.dropChild(child);
+    this.changed = true;
     // A child stopped in the step that spawned it never starts (as in XState).
     if (child.state === 'new') child.state = 'stopped';
-    else this.#defer(() => this.#abort(child));
+    else this.defer(() => this.abort(child));
   }
 
-  #abort(child: Child): void {
+  private abort(child: Child): void {
     if (child.state === 'stopped') return;
     child.state = 'stopped';
     child.controller?.abort();
   }
 
-  #startChild(child: Child): void {
+  private startChild(child: Child): void {
     if (child.state !== 'new') return;
     child.state = 'running';
-    const effect = this.#options.actors[child.src];
+    const effect = this.options.actors[child.src];
     if (effect === undefined)
-      throw new MachineError(`${this.#options.table.id}: no actor \`${child.src}\` provided`);
+      throw new MachineError(`${this.options.table.id}: no actor \`${child.src}\` provided`);
     let signal = NEVER_ABORTED;
-    if (!this.#options.instant?.has(child.src)) {
+    if (!this.options.instant?.has(child.src)) {
       child.controller = new AbortController();
       signal = child.controller.signal;
     }
@@ -700,24 +704,24 @@ export class LeanActor<TContext, TInput = unknown> {
     try {
       result = effect(child.input as never, signal);
     } catch (error) {
-      this.#reply(child, { ok: false, error });
+      this.reply(child, { ok: false, error });
       return;
     }
     if (isPromiseLike(result)) {
       result.then(
-        (value) => this.#reply(child, { ok: true, value }),
-        (error: unknown) => this.#reply(child, { ok: false, error }),
+        (value) => this.reply(child, { ok: true, value }),
+        (error: unknown) => this.reply(child, { ok: false, error }),
       );
     } else {
-      this.#reply(child, { ok: true, value: result });
+      this.reply(child, { ok: true, value: result });
     }
   }
 
   /** An actor's answer reaches the machine only while that very child is current. */
-  #reply(child: Child, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
-    if (child.state !== 'running' || this.#findChild(child.id) !== child) return;
+  private reply(child: Child, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+    if (child.state !== 'running' || this.findChild(child.id) !== child) return;
     child.state = 'stopped';
-    this.#dropChild(child);
+    this.dropChild(child);
     if (child.spawned) {
       // A spawned child's answer is the one event it sends back (its wrapper never rejects).
       if (outcome.ok) this.send(outcome.value as Event);

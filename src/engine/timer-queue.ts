@@ -28,15 +28,15 @@ interface Entry {
  * every timer in armed order.
  */
 export class TimerQueue implements Timers {
-  #heap: Entry[] = [];
+  private heap: Entry[] = [];
   /** The most entries the heap has held since it was last made anew. */
-  #peak = 0;
-  #seq = 0;
+  private peak = 0;
+  private seq = 0;
   /** The host timer, when armed, and when it was armed to fire. */
-  #host: unknown;
-  #hostDue = Infinity;
+  private host: unknown;
+  private hostDue = Infinity;
   /** Whether the host timer is `unref()`ed now (the heap is empty). */
-  #idle = false;
+  private idle = false;
 
   /**
    * @param clock arms the host timer.
@@ -44,48 +44,48 @@ export class TimerQueue implements Timers {
    *   wall clock set back or forward (a phone's time corrected) neither delays nor hastens a timer, exactly as
    *   with a host timer each.
    */
-  readonly #clock: Clock;
-  readonly #now: () => number;
+  private readonly clock: Clock;
+  private readonly now: () => number;
 
   constructor(clock: Clock, now: () => number = () => clock.now()) {
-    this.#clock = clock;
-    this.#now = now;
+    this.clock = clock;
+    this.now = now;
   }
 
   /** Timers armed and not yet fired or cleared. */
   get size(): number {
-    return this.#heap.length;
+    return this.heap.length;
   }
 
   set(target: TimerTarget, delayMs: number): Entry {
-    const entry: Entry = { due: this.#now() + delayMs, seq: this.#seq++, target, index: this.#heap.length };
-    this.#heap.push(entry);
-    if (this.#heap.length > this.#peak) this.#peak = this.#heap.length;
-    this.#up(entry.index);
-    if (this.#idle) this.#wake();
-    if (entry.due < this.#hostDue) this.#arm();
+    const entry: Entry = { due: this.now() + delayMs, seq: this.seq++, target, index: this.heap.length };
+    this.heap.push(entry);
+    if (this.heap.length > this.peak) this.peak = this.heap.length;
+    this.up(entry.index);
+    if (this.idle) this.wake();
+    if (entry.due < this.hostDue) this.arm();
     return entry;
   }
 
   clear(handle: unknown): void {
     const entry = handle as Entry;
     if (entry.index === -1) return;
-    this.#removeAt(entry.index);
-    if (this.#heap.length === 0) {
-      this.#release();
-      this.#rest();
+    this.removeAt(entry.index);
+    if (this.heap.length === 0) {
+      this.release();
+      this.rest();
     }
   }
 
   /** The host timer fired: runs every entry that is due, in order, then arms the host timer for the next. */
-  readonly #fire = (): void => {
+  private readonly fire = (): void => {
     // The host's timer says its delay has passed even when `now` lags it by a millisecond.
-    const now = Math.max(this.#now(), this.#hostDue);
-    this.#host = undefined;
-    this.#hostDue = Infinity;
-    this.#idle = false;
-    for (let top = this.#heap[0]; top !== undefined && top.due <= now; top = this.#heap[0]) {
-      this.#removeAt(0);
+    const now = Math.max(this.now(), this.hostDue);
+    this.host = undefined;
+    this.hostDue = Infinity;
+    this.idle = false;
+    for (let top = this.heap[0]; top !== undefined && top.due <= now; top = this.heap[0]) {
+      this.removeAt(0);
       try {
         top.target.fire();
       } catch (error) {
@@ -95,65 +95,65 @@ export class TimerQueue implements Timers {
         });
       }
     }
-    if (this.#heap.length > 0) this.#arm();
-    else this.#release();
+    if (this.heap.length > 0) this.arm();
+    else this.release();
   };
 
   /**
    * An emptied heap that once held many entries (10,000 requests in flight) is made anew: an array keeps the room
    * it grew to, which would stay with an idle client.
    */
-  #release(): void {
-    if (this.#peak <= 64) return;
-    this.#heap = [];
-    this.#peak = 0;
+  private release(): void {
+    if (this.peak <= 64) return;
+    this.heap = [];
+    this.peak = 0;
   }
 
   /** Arms the host timer for the earliest entry (clearing one armed for later), in whole milliseconds, never early. */
-  #arm(): void {
-    const first = this.#heap[0]!;
-    if (this.#host !== undefined) this.#clock.clearTimeout(this.#host);
-    this.#hostDue = first.due;
-    this.#host = this.#clock.setTimeout(this.#fire, Math.max(0, Math.ceil(first.due - this.#now())));
-    this.#idle = false;
+  private arm(): void {
+    const first = this.heap[0]!;
+    if (this.host !== undefined) this.clock.clearTimeout(this.host);
+    this.hostDue = first.due;
+    this.host = this.clock.setTimeout(this.fire, Math.max(0, Math.ceil(first.due - this.now())));
+    this.idle = false;
   }
 
   /** The heap is empty: the host timer may stay armed, but must not keep the process alive. */
-  #rest(): void {
-    if (this.#host === undefined) return;
-    const host = this.#host as { unref?: () => void };
+  private rest(): void {
+    if (this.host === undefined) return;
+    const host = this.host as { unref?: () => void };
     if (typeof host.unref === 'function') {
       host.unref();
-      this.#idle = true;
+      this.idle = true;
       return;
     }
-    this.#clock.clearTimeout(this.#host);
-    this.#host = undefined;
-    this.#hostDue = Infinity;
+    this.clock.clearTimeout(this.host);
+    this.host = undefined;
+    this.hostDue = Infinity;
   }
 
   /** An entry came while the host timer rested: it keeps the process alive again. */
-  #wake(): void {
-    (this.#host as { ref?: () => void }).ref?.();
-    this.#idle = false;
+  private wake(): void {
+    (this.host as { ref?: () => void }).ref?.();
+    this.idle = false;
   }
 
   // ---- the binary heap, by (due, seq) ----
 
-  #removeAt(index: number): void {
-    const heap = this.#heap;
+  private removeAt(index: number): void {
+    const heap = this.heap;
     const removed = heap[index]!;
     const last = heap.pop()!;
     removed.index = -1;
     if (last === removed) return;
     heap[index] = last;
     last.index = index;
-    this.#up(index);
-    this.#down(last.index);
+    this.up(index);
+    this.down(last.index);
   }
 
-  #up(index: number): void {
-    const heap = this.#heap;
+  private up(index: number): void {
+    const heap = this.heap;
     const entry = heap[index]!;
     while (index > 0) {
       const parentIndex = (index - 1) >> 1;
@@ -167,8 +167,8 @@ export class TimerQueue implements Timers {
     entry.index = index;
   }
 
-  #down(index: number): void {
-    const heap = this.#heap;
+  private down(index: number): void {
+    const heap = this.heap;
     const entry = heap[index]!;
     for (;;) {
       const left = 2 * index + 1;
