@@ -8,6 +8,7 @@ import type { Policy, PolicyInput } from '../policy/policy.js';
 import type { Transport } from '../transports/transport.js';
 import type { AuthProvider } from './auth-coordinator.js';
 import type { DecisionEvent } from './decision-events.js';
+import type { IsIdempotent } from './prepare-request.js';
 
 /** One API origin: where requests go. The first is the primary. */
 export interface OriginConfig {
@@ -98,6 +99,13 @@ export interface FailoverClientOptions {
   clock?: Clock;
   auth?: AuthProvider;
   reconcile?: ReconcileHook;
+  /**
+   * Says whether a request that has no `idempotent` field of its own is safe to replay: `true` (retried and
+   * failed over as a read), `false` (a write: CONTRACT rule 2), `undefined` (left to its method). Handed the
+   * request's method, path, headers and body. `isGraphQLQuery` says `true` for a GraphQL query sent as a POST.
+   * A function that throws or answers anything else rejects the request with `RequestError`.
+   */
+  isIdempotent?: IsIdempotent;
   /**
    * Receives every decision, redacted (CONTRACT rule 9). An exception thrown here never changes a request's
    * outcome: it goes to `onEventError`.

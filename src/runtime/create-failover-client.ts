@@ -33,6 +33,7 @@ import {
   type PreparedRequest,
 } from './prepare-request.js';
 import { keyGenerator, ownerName } from './idempotency-keys.js';
+import { failoverRequestOf, type FetchInit } from './fetch-input.js';
 import { observerFailed } from './observer-failed.js';
 import { redactEvent } from './redact.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
@@ -48,10 +49,14 @@ export interface FailoverClient {
   /** Runs one request to its outcome. Rejects only for a malformed request (`RequestError`). */
   request(request: FailoverRequest): Promise<Outcome>;
   /**
-   * The fetch-shaped door: resolves with the `Response` of a `succeeded` outcome, otherwise rejects
-   * with `RequestFailedError` carrying the whole outcome.
+   * A drop-in `fetch` (already bound: pass it as the `fetch` option of Apollo, urql, ky, openapi-fetch ...).
+   * `input` is a path, an absolute URL (a string or a `URL`) under a configured origin, or a `Request`; `init` is
+   * fetch's, plus failwise's request fields. Resolves with the final `Response` whenever the server answered (a
+   * 404 or the last 503 included, as fetch does); rejects only when there is none: with a `DOMException` named
+   * `AbortError` when the caller aborted, else with `RequestFailedError` carrying the outcome (a `deferred`
+   * durable request too). A URL under no configured origin, or a malformed request, rejects with `RequestError`.
    */
-  fetch(path: string, init?: FetchInit): Promise<Response>;
+  fetch(input: string | URL | Request, init?: FetchInit): Promise<Response>;
   /** The origin set's health: its state, the origin reads go to now, and since when (docs/failover.md). */
   health(): HealthSnapshot;
   /** Durable work (docs/durable.md). */
@@ -64,9 +69,7 @@ export interface FailoverClient {
   close(): Promise<void>;
 }
 
-/** fetch's `init`, plus failwise's request fields. Members failwise does not use are ignored, as fetch does. */
-export type FetchInit = Omit<RequestInit, 'body' | 'headers' | 'method' | 'signal'> &
-  Omit<FailoverRequest, 'path'>;
+export type { FetchInit };
 
 interface InFlight {
   prepared: PreparedRequest;
@@ -101,6 +104,7 @@ function createClient(
   const makeKey = keyGenerator(options.generateIdempotencyKey);
   const originsById = new Map(origins.map((origin) => [origin.id, origin]));
   const originIds = origins.map((origin) => origin.id);
+  const bases = origins.map((origin) => origin.base);
   const { store } = options;
   const inFlight = new Map<string, InFlight>();
   const retrySlots = createRetrySlots(policy.retryBudget);
@@ -363,6 +367,7 @@ function createClient(
         connectTimeoutMs: Math.min(policy.timeouts.connectMs, input.timeoutMs),
         attemptsLeft: input.attemptsLeft,
         pins: origin.pins,
+        fetchOptions: prepared.fetchOptions,
       })
       .then((result): AttemptOutput => Object.assign({}, result, { at: clock.now(), authGeneration }));
   }
@@ -504,7 +509,7 @@ function createClient(
   function request(request: FailoverRequest, strict?: boolean): Promise<Outcome> {
     try {
       if (closed) throw new FailwiseError('failwise: this client is closed');
-      const prepared = prepareRequest(request, () => makeKey('idempotencyKey'), strict);
+      const prepared = prepareRequest(request, () => makeKey('idempotencyKey'), strict, options.isIdempotent);
       if (prepared.lifetime === 'durable') return requestDurable(prepared);
       if (prepared.lifetime === 'cached') return requestCached(prepared);
       return requestInteractive(prepared);
@@ -514,6 +519,23 @@ function createClient(
       // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
       return Promise.reject(error);
     }
+  }
+
+  /** `client.fetch`: the final response whenever the server answered; a rejection only when none came. */
+  async function fetchResponse(
+    input: string | URL | Request,
+    init: FetchInit | undefined,
+  ): Promise<Response> {
+    if (closed) throw new FailwiseError('failwise: this client is closed');
+    const asked = await failoverRequestOf(input, init, bases);
+    // As fetch: an already aborted signal rejects at once, before anything is sent.
+    if (asked.signal?.aborted) throw abortError(asked.signal);
+    const outcome = await request(asked, false);
+    if (outcome.status === 'succeeded') return outcome.response;
+    if (outcome.status === 'failed' && outcome.response !== undefined) return outcome.response;
+    if (outcome.status === 'failed' && outcome.reason === 'cancelled' && asked.signal?.aborted)
+      throw abortError(asked.signal);
+    throw new RequestFailedError(outcome);
   }
 
   function requestInteractive(prepared: PreparedRequest): Promise<Outcome> {
@@ -540,11 +562,7 @@ function createClient(
     policy,
     request: (req) => request(req),
     health: () => monitor.health(),
-    async fetch(path, init = {}) {
-      const outcome = await request({ ...init, path }, false);
-      if (outcome.status === 'succeeded') return outcome.response;
-      throw new RequestFailedError(outcome);
-    },
+    fetch: (input, init) => fetchResponse(input, init),
     outbox,
     async close() {
       if (closed) return;
@@ -577,4 +595,12 @@ function createClient(
       ]);
     },
   };
+}
+
+/** What fetch rejects with when its signal aborted: the signal's reason if it is an AbortError, else a new one. */
+function abortError(signal: AbortSignal): DOMException {
+  const reason: unknown = signal.reason;
+  return reason instanceof DOMException && reason.name === 'AbortError'
+    ? reason
+    : new DOMException('This operation was aborted', 'AbortError');
 }

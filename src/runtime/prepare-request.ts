@@ -2,6 +2,8 @@ import { errorNameOf } from '../policy/error-name.js';
 import { HTTP_TOKEN, isWrite } from '../policy/methods.js';
 import { describeValue, MAX_TIMER_MS } from '../policy/schema.js';
 import { RequestError } from '../errors/request-error.js';
+import type { IdempotencyQuestion } from '../policy/graphql-query.js';
+import { checkFetchOptions, type FetchOptions } from '../transports/fetch-options.js';
 
 /** One request, as `client.request` takes it. */
 export interface FailoverRequest {
@@ -41,7 +43,16 @@ export interface FailoverRequest {
   deadlineMs?: number | undefined;
   /** Cancels at once: the request ends `failed` / `cancelled` and nothing more is sent. */
   signal?: AbortSignal | undefined;
+  /**
+   * fetch's own `RequestInit` members (`credentials`, `mode`, `redirect`, `cache`, `referrer`, `referrerPolicy`,
+   * `integrity`, `keepalive`, `priority`), passed on to the fetch transport with every attempt. Not for durable
+   * work, which is stored and sent later by the outbox (refused with `RequestError`).
+   */
+  fetchOptions?: FetchOptions | undefined;
 }
+
+/** Says whether a request that has no `idempotent` field is safe to replay (the client's `isIdempotent`). */
+export type IsIdempotent = (request: IdempotencyQuestion) => boolean | undefined;
 
 export interface PreparedRequest {
   lifetime: 'interactive' | 'durable' | 'cached';
@@ -57,10 +68,11 @@ export interface PreparedRequest {
   idempotencyKey?: string | undefined;
   deadlineMs?: number | undefined;
   signal?: AbortSignal | undefined;
+  fetchOptions?: FetchOptions | undefined;
 }
 
 const FIELDS =
-  /^(method|path|headers|body|lifetime|orderKey|cacheKey|idempotencyKey|idempotent|deadlineMs|signal)$/;
+  /^(method|path|headers|body|lifetime|orderKey|cacheKey|idempotencyKey|idempotent|deadlineMs|signal|fetchOptions)$/;
 
 /** Headers that carry credentials: a durable request must not hold them, or they would be written to the store. */
 export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
@@ -85,6 +97,7 @@ export function prepareRequest(
   request: FailoverRequest,
   generateKey: () => string,
   strict = true,
+  isIdempotent?: IsIdempotent,
 ): PreparedRequest {
   const fail = (field: string, message: string, cause?: unknown): never => {
     throw new RequestError(field, message, { cause });
@@ -177,6 +190,30 @@ export function prepareRequest(
     );
   }
   if (body !== undefined && /^(GET|HEAD)$/.test(upper)) fail('body', `a ${upper} request cannot have a body`);
+  const fetchOptions = checkFetchOptions(request.fetchOptions);
+  if (fetchOptions !== undefined && lifetime === 'durable')
+    fail(
+      'fetchOptions',
+      'a durable request is stored and sent later by the outbox: it takes no fetch options',
+    );
+  // The app's own verdict, when the request gives none (e.g. isGraphQLQuery: a GraphQL read sent as a POST).
+  let verdict = idempotent;
+  if (verdict === undefined && isIdempotent !== undefined) {
+    let answer: unknown;
+    try {
+      answer = isIdempotent({
+        method: upper,
+        path,
+        headers: { ...headers },
+        body: body as string | Uint8Array,
+      });
+    } catch (error) {
+      fail('(isIdempotent)', `the client's isIdempotent threw (${errorNameOf(error)})`, error);
+    }
+    if (answer !== undefined && typeof answer !== 'boolean')
+      fail('(isIdempotent)', `the client's isIdempotent must return true, false or undefined${got(answer)}`);
+    verdict = answer as boolean | undefined;
+  }
   if (lifetime === 'durable') {
     for (const name of CREDENTIAL_HEADERS)
       if (name in headers)
@@ -189,15 +226,16 @@ export function prepareRequest(
     lifetime,
     orderKey,
     cacheKey,
-    idempotent,
+    idempotent: verdict,
     method: upper,
     path: path,
     headers,
-    write: isWrite(upper, idempotent),
+    write: isWrite(upper, verdict),
     body: body as string | Uint8Array | undefined,
     // Durable work always has a key (generated when it has none): a resend is always safe (rule 10).
     idempotencyKey: key === 'auto' || (key === undefined && lifetime === 'durable') ? generateKey() : key,
     deadlineMs,
     signal,
+    fetchOptions,
   };
 }

@@ -23,6 +23,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   clock: 'now setTimeout clearTimeout',
   auth: 'headers refresh',
   reconcile: '',
+  isIdempotent: '',
   onEvent: '',
   onEventError: '',
   random: '',

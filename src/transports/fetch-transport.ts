@@ -43,7 +43,7 @@ export interface FetchTransportOptions {
 export function fetchTransport(options: FetchTransportOptions = {}): Transport {
   return {
     name: 'fetch',
-    send: async ({ url, method, headers, body, signal, pins }) => {
+    send: async ({ url, method, headers, body, signal, pins, fetchOptions }) => {
       if (signal.aborted) return abortedResult();
       if (pins !== undefined && pins.length > 0) {
         // Sending would skip the pins the caller asked for.
@@ -62,7 +62,13 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
       try {
         // Called on globalThis: a browser's fetch throws "Illegal invocation" when called on another object.
         // An undefined body is the same as none (WebIDL).
-        response = await fetchFn.call(globalThis, url, { method, headers, signal, body: body as BodyInit });
+        // fetch's own members the request carries (credentials, mode, ...) first: failwise's own win over them.
+        const init: RequestInit = { method, headers, signal, body: body as BodyInit };
+        response = await fetchFn.call(
+          globalThis,
+          url,
+          fetchOptions ? Object.assign({}, fetchOptions, init) : init,
+        );
         // A response without a body (a 204, a HEAD) has nothing to lose mid-way: no read to wait for.
         bytes = response.body === null ? new ArrayBuffer(0) : await response.arrayBuffer();
       } catch (error) {

@@ -1,4 +1,5 @@
 import type { TransportResult } from '../policy/transport-result.js';
+import type { FetchOptions } from './fetch-options.js';
 
 export type { TransportErrorPhase, TransportResult } from '../policy/transport-result.js';
 
@@ -28,6 +29,11 @@ export interface TransportRequest {
    * transport with `checksPins: true` is handed pins by the client.
    */
   pins?: readonly string[] | undefined;
+  /**
+   * fetch's own `RequestInit` members the request carries (`client.fetch`'s init, or `fetchOptions`):
+   * `fetchTransport` passes them to fetch; a transport that is not fetch ignores them.
+   */
+  fetchOptions?: FetchOptions | undefined;
 }
 
 /**

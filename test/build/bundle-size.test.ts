@@ -114,12 +114,14 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // 1.6 KB in all off (27.92 and 36.63 KB): the guards moved to 28.5 and 37.5 KB. The shared timer queue
   // (src/engine/timer-queue.ts) and the executor's selection masks added 0.9 KB (the minimal app 28.87 KB up
   // front, everything 37.59 KB in all), and TypeScript's `private` in the executor again (not `#private`, for
-  // React Native: docs/design.md) 0.35 KB more (29.22 and 37.94 KB): the guards moved to 29.6 and 38.3 KB.
-  it('does not grow: the minimal app loads at most 29.6 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(29.6 * 1024);
+  // React Native: docs/design.md) 0.35 KB more (29.22 and 37.94 KB). client.fetch as a real fetch (a Request,
+  // a URL, fetch's own init members checked) and isGraphQLQuery (issue 12, items 1 and 3) added 1.3 and 1.9 KB
+  // (30.53 and 39.83 KB): the guards moved to 30.9 and 40.2 KB.
+  it('does not grow: the minimal app loads at most 30.9 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(30.9 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 38.3 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(38.3 * 1024);
+  it('does not grow: everything, in all its chunks, within 40.2 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(40.2 * 1024);
   });
 });

@@ -118,18 +118,28 @@ describe('client.fetch', () => {
     expect(await (await response).json()).toEqual({ ok: true });
   });
 
-  it('rejects with RequestFailedError carrying the whole outcome', async () => {
+  it("resolves with a 404's Response, as fetch does, so the app reads the server's error body (issue 12)", async () => {
     const h = harness([{ reply: respond(404, {}, 'nope') }]);
-    const response = h.client.fetch('/missing').catch((e: unknown) => e);
+    const response = h.client.fetch('/missing');
+    await h.clock.runAll();
+    const answered = await response;
+    expect(answered.status).toBe(404);
+    expect(await answered.text()).toBe('nope');
+    expect(h.transport.calls).toHaveLength(1);
+  });
+
+  it('rejects with RequestFailedError carrying the whole outcome when no server answered', async () => {
+    const h = harness([{ reply: fail('connect', 'no') }], { policy: { attempts: { max: 2 } } });
+    const response = h.client.fetch('/x').catch((e: unknown) => e);
     await h.clock.runAll();
     const error = await response;
     expect(error).toBeInstanceOf(RequestFailedError);
     expect((error as RequestFailedError).outcome).toMatchObject({
       status: 'failed',
-      reason: 'not-retryable',
-      failure: { status: 404 },
+      reason: 'attempts-exhausted',
+      attempts: 2,
+      failure: { class: 'connect', requestSent: 'no' },
     });
-    expect((error as Error).message).toBe('request failed: not-retryable (client-error: HTTP 404)');
   });
 });
 

@@ -1,0 +1,123 @@
+import { RequestError } from '../errors/request-error.js';
+import { FETCH_OPTION_NAMES, pickFetchOptions } from '../transports/fetch-options.js';
+import type { FailoverRequest } from './prepare-request.js';
+
+/** fetch's `init`, plus failwise's request fields (`lifetime`, `idempotencyKey`, `idempotent`, ...). */
+export type FetchInit = RequestInit &
+  Omit<FailoverRequest, 'path' | 'method' | 'headers' | 'body' | 'signal' | 'fetchOptions'>;
+
+/** failwise's own request fields, as `init` may carry them. */
+const OWN_FIELDS = [
+  'lifetime',
+  'orderKey',
+  'cacheKey',
+  'idempotencyKey',
+  'idempotent',
+  'deadlineMs',
+] as const;
+
+/**
+ * What `client.fetch(input, init)` asks for, as a failwise request: the path under one of the client's origins
+ * (a path as given; an absolute URL or a `Request`'s URL mapped onto the path after the origin's url, so that
+ * failover still applies), the method, headers, body (read once, as bytes, when it is not already a string or
+ * bytes), signal and fetch's own members, `init`'s over the `Request`'s as fetch takes them. Rejects with
+ * `RequestError` for a URL under no configured origin.
+ */
+export async function failoverRequestOf(
+  input: string | URL | Request,
+  init: FetchInit | undefined,
+  bases: readonly string[],
+): Promise<FailoverRequest> {
+  const request = isRequest(input) ? input : undefined;
+  const url: unknown = isRequest(input) ? input.url : input instanceof URL ? input.href : input;
+  const path = pathOf(url, bases);
+  const headers = new Headers(init?.headers ?? request?.headers);
+  let body: FailoverRequest['body'];
+  if (init?.body !== undefined && init.body !== null) body = await bytesOf(init.body, headers);
+  else if (init?.body === undefined && request?.body) body = new Uint8Array(await request.arrayBuffer());
+  const signal = init?.signal ?? request?.signal;
+  const failover: FailoverRequest = {
+    path,
+    method: init?.method ?? request?.method ?? 'GET',
+    headers,
+    body,
+    ...(signal ? { signal } : {}),
+  };
+  const fetchOptions = pickFetchOptions({
+    ...(request && fetchMembersOf(request)),
+    ...(init && pickFetchOptions(init)),
+  });
+  if (fetchOptions !== undefined) failover.fetchOptions = fetchOptions;
+  if (init)
+    for (const field of OWN_FIELDS)
+      if (init[field] !== undefined) Object.assign(failover, { [field]: init[field] });
+  return failover;
+}
+
+function isRequest(value: unknown): value is Request {
+  return typeof Request === 'function' && value instanceof Request;
+}
+
+/** A `Request`'s fetch members that differ from what fetch would use without them. */
+function fetchMembersOf(request: Request) {
+  const members: Record<string, unknown> = {};
+  const defaults: Record<string, unknown> = {
+    credentials: 'same-origin',
+    mode: 'cors',
+    redirect: 'follow',
+    cache: 'default',
+    referrer: 'about:client',
+    referrerPolicy: '',
+    integrity: '',
+    keepalive: false,
+  };
+  for (const name of FETCH_OPTION_NAMES) {
+    const value = (request as unknown as Record<string, unknown>)[name];
+    if (value !== undefined && value !== defaults[name]) members[name] = value;
+  }
+  return members;
+}
+
+/**
+ * The path after the origin's url that `url` starts with, or the path itself when it starts with `/`. An origin's
+ * `base` has no trailing slash, so `https://api.example.com/v1` takes `https://api.example.com/v1/items` but not
+ * `https://api.example.com/v10`.
+ */
+function pathOf(url: unknown, bases: readonly string[]): string {
+  if (typeof url !== 'string')
+    throw new RequestError('input', 'expected a path, a URL string, a URL or a Request');
+  if (url.startsWith('/') && !url.startsWith('//')) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new RequestError(
+      'input',
+      'expected a path starting with "/" or an absolute URL under a configured origin',
+    );
+  }
+  const href = parsed.href;
+  for (const base of bases) {
+    if (!href.startsWith(base)) continue;
+    const rest = href.slice(base.length);
+    if (rest === '' || rest.startsWith('?') || rest.startsWith('#')) return `/${rest}`;
+    if (rest.startsWith('/')) return rest;
+  }
+  // Only the origin in the message: the path and query may carry tokens (rule 9).
+  throw new RequestError('input', `${parsed.origin} is not under any configured origin`);
+}
+
+/** A body as bytes (or the string it is), read once; a FormData or Blob body also sets its content type. */
+async function bytesOf(body: BodyInit, headers: Headers): Promise<FailoverRequest['body']> {
+  if (typeof body === 'string' || body instanceof Uint8Array || body instanceof ArrayBuffer) return body;
+  if (ArrayBuffer.isView(body) || body instanceof URLSearchParams) return body;
+  // Blob, FormData, a stream: what fetch would send, made by fetch's own Request (boundary and type included).
+  const request = new Request('http://failwise.invalid/', {
+    method: 'POST',
+    body,
+    duplex: 'half',
+  } as RequestInit);
+  const type = request.headers.get('content-type');
+  if (type !== null && !headers.has('content-type')) headers.set('content-type', type);
+  return new Uint8Array(await request.arrayBuffer());
+}

@@ -1,0 +1,85 @@
+import { RequestError } from '../errors/request-error.js';
+
+/**
+ * fetch's own `RequestInit` members that failwise does not decide but passes on to the fetch transport
+ * (`client.fetch`'s `init`, or `fetchOptions` on `client.request`). `nodeHttpTransport` has no such notions
+ * and ignores them.
+ */
+export interface FetchOptions {
+  credentials?: RequestCredentials;
+  mode?: RequestMode;
+  redirect?: RequestRedirect;
+  cache?: RequestCache;
+  referrer?: string;
+  referrerPolicy?: ReferrerPolicy;
+  integrity?: string;
+  keepalive?: boolean;
+  /** fetch's `priority` (browsers): `high`, `low` or `auto`. */
+  priority?: 'high' | 'low' | 'auto';
+}
+
+/** Each member and the values the Fetch standard allows (`string`, `boolean`: any of that type). */
+const MEMBERS: Readonly<Record<keyof FetchOptions, readonly string[] | 'string' | 'boolean'>> = {
+  credentials: ['omit', 'same-origin', 'include'],
+  mode: ['cors', 'no-cors', 'same-origin', 'navigate'],
+  redirect: ['follow', 'error', 'manual'],
+  cache: ['default', 'no-store', 'reload', 'no-cache', 'force-cache', 'only-if-cached'],
+  referrer: 'string',
+  referrerPolicy: [
+    '',
+    'no-referrer',
+    'no-referrer-when-downgrade',
+    'same-origin',
+    'origin',
+    'strict-origin',
+    'origin-when-cross-origin',
+    'strict-origin-when-cross-origin',
+    'unsafe-url',
+  ],
+  integrity: 'string',
+  keepalive: 'boolean',
+  priority: ['high', 'low', 'auto'],
+};
+
+export const FETCH_OPTION_NAMES = Object.keys(MEMBERS) as (keyof FetchOptions)[];
+
+/** The fetch members `source` sets (skipping those it leaves undefined), or `undefined` when it sets none. */
+export function pickFetchOptions(
+  source: Partial<Record<keyof FetchOptions, unknown>>,
+): FetchOptions | undefined {
+  let picked: Record<string, unknown> | undefined;
+  for (const name of FETCH_OPTION_NAMES) {
+    if (source[name] !== undefined) (picked ??= {})[name] = source[name];
+  }
+  return picked;
+}
+
+/** Checks `fetchOptions` and returns a copy; throws `RequestError` naming the member. */
+export function checkFetchOptions(value: unknown): FetchOptions | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new RequestError('fetchOptions', 'expected an object of fetch RequestInit members');
+  const copy: Record<string, unknown> = {};
+  for (const [name, member] of Object.entries(value)) {
+    const allowed = MEMBERS[name as keyof FetchOptions] as (typeof MEMBERS)[keyof FetchOptions] | undefined;
+    if (allowed === undefined)
+      throw new RequestError(
+        `fetchOptions.${name}`,
+        `unknown member (known: ${FETCH_OPTION_NAMES.join(', ')})`,
+      );
+    if (member === undefined) continue;
+    const ok =
+      allowed === 'string' || allowed === 'boolean'
+        ? typeof member === allowed
+        : typeof member === 'string' && allowed.includes(member);
+    if (!ok)
+      throw new RequestError(
+        `fetchOptions.${name}`,
+        typeof allowed === 'string'
+          ? `expected a ${allowed}`
+          : `expected one of ${allowed.map((v) => JSON.stringify(v)).join(', ')}`,
+      );
+    copy[name] = member;
+  }
+  return Object.keys(copy).length > 0 ? copy : undefined;
+}
