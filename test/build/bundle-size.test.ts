@@ -54,6 +54,14 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
       expect(Object.keys(minifiedByPackage)).not.toContain('xstate');
   });
 
+  it('leaves OpenTelemetry out: failwise/otel and @opentelemetry/api are in neither bundle, lazy chunks included', async () => {
+    for (const measurement of [await minimal, await everything]) {
+      const inputs = measurement.chunks.flatMap((chunk) => Object.keys(chunk.inputs));
+      expect(inputs.filter((input) => /otel|opentelemetry/i.test(input))).toEqual([]);
+      expect(Object.keys(measurement.minifiedByPackage)).not.toContain('@opentelemetry/api');
+    }
+  });
+
   it("measures what failwise's own code adds as the total minus its dependencies alone", async () => {
     for (const measurement of [await everything, await minimal]) {
       const { ownGzipBytes, ownAloneGzipBytes, dependenciesGzipBytes, totalGzipBytes, byPackage } =
