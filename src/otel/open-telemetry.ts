@@ -173,7 +173,8 @@ function startSession(
       return new Run(span, tracer, request, instruments, origins);
     },
     healthChanged(from: HealthState, to: HealthState, origin: string | undefined) {
-      if (to === 'failedOver' && from !== 'failedOver')
+      // A failback probe that fails returns to failedOver: not a new failover.
+      if (to === 'failedOver' && (from === 'healthy' || from === 'suspect'))
         instruments.failovers.add(1, origin === undefined ? {} : { 'failwise.origin': origin });
     },
     outbox(event: OutboxMachineEmitted) {
