@@ -278,6 +278,37 @@ describe('openTelemetry()', () => {
     await h.client.close();
   });
 
+  it('counts a failover once, not again each time a failback probe fails and the set stays failed over', async () => {
+    const o = sdk();
+    const h = harness(
+      [
+        { reply: fail('connect') },
+        { reply: fail('connect') },
+        { reply: respond(200) },
+        { reply: respond(503) },
+      ],
+      {
+        telemetry: o.telemetry,
+        origins: twoOrigins,
+        policy: {
+          health: { suspectAfter: 1, failoverAfter: 2 },
+          backoff: { jitter: 'none', initialMs: 100 },
+        },
+      },
+    );
+    const pending = h.client.request({ path: '/v1/items' });
+    await h.clock.increment(1_000);
+    await pending;
+    // The primary's probes get 503: failedOver -> probingFailback -> failedOver, again and again.
+    for (let i = 0; i < 10; i++) await h.clock.increment(60_000);
+    const back = h.events.filter((e) => e.type === 'health-changed' && e.from === 'probingFailback');
+    expect(back.length).toBeGreaterThan(1);
+    expect(points(named(await o.metrics(), 'failwise.failovers'))).toEqual([
+      [{ 'failwise.origin': 'backup' }, 1],
+    ]);
+    await h.client.close();
+  });
+
   it('records a refused connection to a real loopback port as error.type connect, with no status', async () => {
     const o = sdk();
     const port = await closedPort();
