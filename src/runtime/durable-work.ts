@@ -12,6 +12,7 @@ import type { DecisionEventDraft, EmitRequestEvent } from './decision-events.js'
 import { outboxDecisionEvent } from './outbox-decision-event.js';
 import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
 import { isMendable } from '../policy/mendable.js';
+import { errorNameOf } from '../policy/error-name.js';
 import { createOutboxRunner } from './outbox-runner.js';
 import type { FlushResult } from './flush-result.js';
 import { STORE_WAIT_MS } from './bounded-wait.js';
@@ -151,7 +152,7 @@ export function createDurableWork(deps: {
     return requestEntry(prepared, start, trace).then(
       (outcome) => (trace.end(outcome, clock.now()), outcome),
       (error: unknown) => {
-        trace.end({ status: 'rejected', error: (error as Error).name }, clock.now());
+        trace.end({ status: 'rejected', error: errorNameOf(error) }, clock.now());
         throw error;
       },
     );

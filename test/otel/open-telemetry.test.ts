@@ -16,7 +16,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
 import { createFailoverClient } from '../../src/index.node.js';
 import { DURATION_BUCKETS, openTelemetry } from '../../src/otel.js';
+import { FailwiseError } from '../../src/errors/failwise-error.js';
 import { PolicyError } from '../../src/errors/policy-error.js';
+import { memoryStore } from '../../src/stores/memory-store.js';
 import type { Telemetry } from '../../src/runtime/telemetry.js';
 import { harness, type Harness } from '../helpers/client-harness.js';
 import { closedPort } from '../helpers/loopback-server.js';
@@ -415,6 +417,20 @@ describe('openTelemetry()', () => {
     expect(points(named(await o.metrics(), 'failwise.dead_letters'))).toEqual([
       [{ 'failwise.dead_reason': 'not-retryable' }, 1],
     ]);
+    await h.client.close();
+  });
+
+  it('ends the span of a durable request the store refused as rejected, with the error class only', async () => {
+    const o = sdk();
+    const store = memoryStore();
+    store.add = () => Promise.reject(new Error(`disk full at /data/${SECRETS.body}`));
+    const h = harness([{ reply: respond(201) }], { telemetry: o.telemetry, store });
+    const request = h.client.request({ method: 'POST', path: '/v1/notes', lifetime: 'durable' });
+    await expect(settled(h, request)).rejects.toThrow(FailwiseError);
+    const [span] = o.spans();
+    expect(span!.attributes).toMatchObject({ 'failwise.outcome': 'rejected', 'error.type': 'FailwiseError' });
+    expect(span!.status).toEqual({ code: SpanStatusCode.ERROR, message: 'FailwiseError' });
+    expectNoSecret(await everything(o));
     await h.client.close();
   });
 
