@@ -13,6 +13,12 @@ import {
   wrap,
 } from 'cockatiel';
 import pRetry from 'p-retry';
+import {
+  MeterProvider,
+  PeriodicExportingMetricReader,
+  type PushMetricExporter,
+} from '@opentelemetry/sdk-metrics';
+import { BasicTracerProvider, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 import {
   createFailoverClient,
@@ -20,6 +26,7 @@ import {
   type Clock,
   type FailoverClient,
 } from '../dist/src/index.node.js';
+import { openTelemetry } from '../dist/src/otel.js';
 import type { Peer } from './harness.js';
 import type { PeerId } from './report.js';
 
@@ -98,6 +105,31 @@ const cockatielNoTimeout = () =>
 const statusOf = (result: Response | Awaited<ReturnType<FailoverClient['request']>>): number =>
   result instanceof Response ? result.status : result.status === 'succeeded' ? result.response.status : 0;
 
+/**
+ * Exporters that drop what they get (`code: 0` is SUCCESS): the row measures failwise's hooks and the SDK's span
+ * and metric work, not an exporter's.
+ */
+const dropSpans: SpanExporter = {
+  export: (_spans, done) => done({ code: 0 }),
+  shutdown: async () => {},
+};
+const dropMetrics: PushMetricExporter = {
+  export: (_metrics, done) => done({ code: 0 }),
+  forceFlush: async () => {},
+  shutdown: async () => {},
+};
+
+/** failwise's telemetry on the real SDK: every span ended and exported, every measurement aggregated. */
+function sdkTelemetry() {
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(dropSpans)] });
+  const reader = new PeriodicExportingMetricReader({ exporter: dropMetrics, exportIntervalMillis: 60_000 });
+  const meterProvider = new MeterProvider({ readers: [reader] });
+  return {
+    telemetry: openTelemetry({ tracerProvider, meterProvider }),
+    close: async () => void (await Promise.all([tracerProvider.shutdown(), meterProvider.shutdown()])),
+  };
+}
+
 export interface PeerSet {
   peers: Peer[];
   close: () => Promise<void>;
@@ -107,12 +139,14 @@ export interface PeerSet {
 export function peersFor(script: 'ok' | 'flaky'): PeerSet {
   const sendsPerCall = script === 'flaky' ? 2 : 1;
   const clients: FailoverClient[] = [];
-  const failwise = (clock: Clock) => (send: () => Promise<Response>) => {
+  const sdk = sdkTelemetry();
+  const failwise = (clock: Clock, telemetry?: typeof sdk.telemetry) => (send: () => Promise<Response>) => {
     const client = createFailoverClient({
       origins: [{ id: 'primary', url: 'https://api.example.test' }],
       clock,
       transport: { name: 'bench', send: async () => ({ kind: 'response', response: await send() }) },
       policy: { backoff: { initialMs: 0, maxMs: 0 } },
+      ...(telemetry && { telemetry }),
     });
     clients.push(client);
     return () => client.request({ path: '/x' });
@@ -120,6 +154,7 @@ export function peersFor(script: 'ok' | 'flaky'): PeerSet {
   const makers: Record<PeerId, (send: () => Promise<Response>) => () => Promise<Response | object>> = {
     failwise: failwise(systemClock),
     failwiseMicroClock: failwise(microClock),
+    failwiseOtel: failwise(systemClock, sdk.telemetry),
     handLoop: (send) => () => handLoop(send),
     cockatiel: (send) => {
       const policy = cockatielWithTimeout();
@@ -137,6 +172,7 @@ export function peersFor(script: 'ok' | 'flaky'): PeerSet {
     'cockatielNoTimeout',
     'pRetry',
     'failwise',
+    'failwiseOtel',
     'failwiseMicroClock',
   ];
   const peers = order.map((id): Peer => {
@@ -161,5 +197,11 @@ export function peersFor(script: 'ok' | 'flaky'): PeerSet {
       },
     };
   });
-  return { peers, close: async () => void (await Promise.all(clients.map((client) => client.close()))) };
+  return {
+    peers,
+    close: async () => {
+      await Promise.all(clients.map((client) => client.close()));
+      await sdk.close();
+    },
+  };
 }

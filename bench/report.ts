@@ -9,6 +9,7 @@
 export const PEERS = {
   failwise: 'failwise client.request (systemClock)',
   failwiseMicroClock: 'failwise client.request (microClock, for reference)',
+  failwiseOtel: 'failwise client.request, openTelemetry() on the SDK (no-op exporters)',
   handLoop: 'hand-written retry loop',
   cockatiel: 'cockatiel retry + breaker + timeout',
   cockatielNoTimeout: 'cockatiel retry + breaker',

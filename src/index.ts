@@ -41,6 +41,7 @@ export type {
 } from './runtime/decision-events.js';
 // Left out on purpose: DraftOf, DecisionEventDraft, RequestEventDetails and EmitRequestEvent (how the client
 // builds events, before redaction), and WithheldError (only an inspected client's machines see it).
+export type { Telemetry } from './runtime/telemetry.js';
 export type { HealthState } from '../machines/origin-health/origin-health.types.js';
 export type { HealthSnapshot } from './runtime/health-monitor.js';
 export type { HealthCriterion } from './policy/health-evidence.js';

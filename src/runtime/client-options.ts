@@ -9,6 +9,7 @@ import type { Transport } from '../transports/transport.js';
 import type { AuthProvider } from './auth-coordinator.js';
 import type { DecisionEvent } from './decision-events.js';
 import type { IsIdempotent } from './prepare-request.js';
+import type { Telemetry } from './telemetry.js';
 
 /** One API origin: where requests go. The first is the primary. */
 export interface OriginConfig {
@@ -157,4 +158,9 @@ export interface FailoverClientOptions {
    * @default crypto.randomUUID
    */
   generateIdempotencyKey?: () => string;
+  /**
+   * Where spans and metrics go: `openTelemetry()` from failwise/otel (docs/telemetry.md). Without it the
+   * client does no telemetry work at all. @default none
+   */
+  telemetry?: Telemetry;
 }

@@ -35,7 +35,8 @@ import {
 import { keyGenerator, ownerName } from './idempotency-keys.js';
 import { failoverRequestOf, type FetchInit } from './fetch-input.js';
 import { observerFailed } from './observer-failed.js';
-import { redactEvent } from './redact.js';
+import { redactEvent, withoutQuery } from './redact.js';
+import type { TelemetryRequest, TelemetryRun } from './telemetry.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { createRetrySlots } from './retry-slots.js';
@@ -73,6 +74,7 @@ export type { FetchInit };
 
 interface InFlight {
   prepared: PreparedRequest;
+  trace: TelemetryRun | undefined;
   running?: RunningRequest<unknown>;
 }
 
@@ -110,6 +112,15 @@ function createClient(
   const retrySlots = createRetrySlots(policy.retryBudget);
   let requests = 0;
   let closed = false;
+  // Without the option no hook is ever called: each call site checks `telemetry` or a run's `trace` once.
+  const telemetry = options.telemetry?.start({ origins });
+  /** What telemetry may know of a request (telemetry.ts): never its query, headers, body or key. */
+  const traced = (requestId: string, prepared: PreparedRequest): TelemetryRequest => ({
+    requestId,
+    method: prepared.method,
+    path: withoutQuery(prepared.path),
+    lifetime: prepared.lifetime,
+  });
 
   // The machine only ever names an origin from the list it was given.
   const originOf = (id: string) => originsById.get(id)!;
@@ -152,7 +163,8 @@ function createClient(
     connectivity,
     runner,
     probe: createProbe(options.probe, { transport, clock, policy, originOf, isOffline }),
-    onChange: (change, active) =>
+    onChange: (change, active) => {
+      if (telemetry) telemetry.healthChanged(change.from, change.to, active, change.at);
       notify({
         type: 'health-changed',
         from: change.from,
@@ -160,7 +172,8 @@ function createClient(
         criterion: change.criterion,
         origin: active,
         host: active && originOf(active).host,
-      }),
+      });
+    },
   });
 
   const driver = createRequestDriver(
@@ -176,14 +189,22 @@ function createClient(
         granted: retrySlots.claim(requestId, inFlight.size),
         at: clock.now(),
       }),
-      refreshAuth: auth && (async ({ authGeneration }) => (await auth.refresh(authGeneration), stamp({}))),
+      refreshAuth:
+        auth &&
+        (async ({ requestId, origin, authGeneration }) => (
+          inFlight.get(requestId)?.trace?.note({ type: 'auth-refresh', origin }, clock.now()),
+          await auth.refresh(authGeneration),
+          stamp({})
+        )),
       reconcile:
         reconcile &&
         (async ({ requestId, failure, attempts }) => {
-          const { prepared } = inFlight.get(requestId)!;
+          const { prepared, trace } = inFlight.get(requestId)!;
           const origin = originOf(failure.origin);
           const request = { ...prepared, requestId, url: origin.base + prepared.path, origin: origin.id };
-          return stamp(await reconcile({ request, failure, attempts }));
+          const result = await reconcile({ request, failure, attempts });
+          trace?.note({ type: 'reconcile', result: result.status }, clock.now());
+          return stamp(result);
         }),
     },
     { clock, runner },
@@ -209,6 +230,8 @@ function createClient(
           notify,
           eventsOf,
           run,
+          telemetry,
+          traced,
         }),
       ),
     hold,
@@ -372,8 +395,11 @@ function createClient(
       .then((result): AttemptOutput => Object.assign({}, result, { at: clock.now(), authGeneration }));
   }
 
-  /** Decision events of one request (or one send of an outbox entry), redacted (src/runtime/redact.ts). */
-  function eventsOf(requestId: string, prepared: PreparedRequest, startedAt: number) {
+  /**
+   * Decision events of one request (or one send of an outbox entry), redacted (src/runtime/redact.ts), and what
+   * its machine emits told to its telemetry run, if any.
+   */
+  function eventsOf(requestId: string, prepared: PreparedRequest, startedAt: number, trace?: TelemetryRun) {
     // Without an observer there is no one to build decision events for: one shared no-op, no closure per request.
     const emit: EmitRequestEvent =
       onEvent === undefined
@@ -395,6 +421,7 @@ function createClient(
             );
           };
     const onEmitted = (event: RequestMachineEmitted) => {
+      if (trace !== undefined) trace.emitted(event);
       // Every attempt's outcome feeds the origin set's health; a success is not a decision event.
       if (event.type === 'attempt-succeeded') {
         monitor.report({
@@ -452,10 +479,11 @@ function createClient(
     requestId: string,
     runPolicy: Policy,
     signal: AbortSignal | undefined,
+    trace: TelemetryRun | undefined,
     onEmitted: (event: RequestMachineEmitted) => void,
     outcomeOf?: (output: RunOutput) => T,
   ): Promise<T> {
-    const entry: InFlight = { prepared };
+    const entry: InFlight = { prepared, trace };
     inFlight.set(requestId, entry);
     const cancel = signal && (() => entry.running?.cancel());
     // When the machine ends: the request's bookkeeping, then (given `outcomeOf`) what the run resolves with.
@@ -541,20 +569,25 @@ function createClient(
   function requestInteractive(prepared: PreparedRequest): Promise<Outcome> {
     const requestId = `r${++requests}`;
     const startedAt = clock.now();
-    const { emit, onEmitted } = eventsOf(requestId, prepared, startedAt);
+    const trace = telemetry && telemetry.request(traced(requestId, prepared), startedAt);
+    const { emit, onEmitted } = eventsOf(requestId, prepared, startedAt, trace);
     // Rule 6: while the connectivity source says offline, an interactive request fails at once.
     if (isOffline()) {
       emit('failed', undefined, 0, { reason: 'offline' });
-      return Promise.resolve({ status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 });
+      const outcome: Outcome = { status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 };
+      if (trace) trace.end(outcome, startedAt);
+      return Promise.resolve(outcome);
     }
-    return run(prepared, requestId, policy, prepared.signal, onEmitted, (output): Outcome => {
+    return run(prepared, requestId, policy, prepared.signal, trace, onEmitted, (output): Outcome => {
       if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts, {});
       else
         emit('failed', output.origin, output.attempts, {
           reason: output.reason,
           failureClass: output.failure?.class,
         });
-      return Object.assign({}, output, { elapsedMs: clock.now() - startedAt });
+      const now = clock.now();
+      if (trace) trace.end(output, now);
+      return Object.assign({}, output, { elapsedMs: now - startedAt });
     });
   }
 

@@ -12,11 +12,13 @@ import type { DecisionEventDraft, EmitRequestEvent } from './decision-events.js'
 import { outboxDecisionEvent } from './outbox-decision-event.js';
 import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
 import { isMendable } from '../policy/mendable.js';
+import { errorNameOf } from '../policy/error-name.js';
 import { createOutboxRunner } from './outbox-runner.js';
 import type { FlushResult } from './flush-result.js';
 import { STORE_WAIT_MS } from './bounded-wait.js';
 import type { PreparedRequest } from './prepare-request.js';
 import type { MachineRunner } from '../engine/machine-runner.js';
+import type { TelemetryRequest, TelemetryRun, TelemetrySession } from './telemetry.js';
 
 /** `client.outbox`: the durable work this client's store holds. */
 export interface ClientOutbox {
@@ -69,6 +71,7 @@ type EventsOf = (
   requestId: string,
   prepared: PreparedRequest,
   startedAt: number,
+  trace?: TelemetryRun,
 ) => {
   emit: EmitRequestEvent;
   onEmitted: (event: RequestMachineEmitted) => void;
@@ -99,13 +102,19 @@ export function createDurableWork(deps: {
     requestId: string,
     policy: Policy,
     signal: AbortSignal | undefined,
+    trace: TelemetryRun | undefined,
     onEmitted: (event: RequestMachineEmitted) => void,
   ) => Promise<RunOutput>;
+  telemetry?: TelemetrySession | undefined;
+  /** What telemetry may know of a request. */
+  traced: (requestId: string, prepared: PreparedRequest) => TelemetryRequest;
 }): DurableWork {
-  const { clock, policy, connectivity, isOffline, notify, eventsOf, run } = deps;
+  const { clock, policy, connectivity, isOffline, notify, eventsOf, run, telemetry } = deps;
   const store = deps.store ?? memoryStore();
   /** A durable request waiting for its first send's outcome, by entry id. */
   const sendWaiters = new Map<string, (output: RunOutput) => void>();
+  /** The telemetry run of each durable request still waiting, by entry id. */
+  const waitingTraces = new Map<string, TelemetryRun>();
   /** Durable requests whose entry is being written: close() ends them (the store may never answer). */
   const writing = new Set<() => void>();
   let outboxSize = 0;
@@ -119,6 +128,7 @@ export function createDurableWork(deps: {
     owner: deps.owner,
     send: (entry, signal) => sendEntry(entry, signal),
     onEmitted: (event) => {
+      if (telemetry) telemetry.outbox(event);
       // The size is told when it changes (not, say, when an empty store has been read at start).
       if (event.type === 'outbox-changed') {
         if (event.size === outboxSize) return;
@@ -135,7 +145,24 @@ export function createDurableWork(deps: {
    * otherwise (offline, waiting behind earlier entries or for another tab's lease, a failure time can mend, or
    * no end within the budget) it is `deferred`, and the outbox goes on with it.
    */
-  async function requestDurable(prepared: PreparedRequest, start: DurableStart): Promise<Outcome> {
+  function requestDurable(prepared: PreparedRequest, start: DurableStart): Promise<Outcome> {
+    // Its span starts when `client.request` was called, however long durable work took to load.
+    const trace = telemetry?.request(deps.traced(start.entryId, prepared), start.startedAt);
+    if (trace === undefined) return requestEntry(prepared, start, undefined);
+    return requestEntry(prepared, start, trace).then(
+      (outcome) => (trace.end(outcome, clock.now()), outcome),
+      (error: unknown) => {
+        trace.end({ status: 'rejected', error: errorNameOf(error) }, clock.now());
+        throw error;
+      },
+    );
+  }
+
+  async function requestEntry(
+    prepared: PreparedRequest,
+    start: DurableStart,
+    trace: TelemetryRun | undefined,
+  ): Promise<Outcome> {
     const { entryId, startedAt } = start;
     const { emit } = eventsOf(entryId, prepared, startedAt);
     /** Deferred, after the first send's output when it ended with a mendable failure (its origin and attempts). */
@@ -151,6 +178,7 @@ export function createDurableWork(deps: {
       wake();
     };
     sendWaiters.set(entryId, (output) => end({ output, elapsedMs: clock.now() - startedAt }));
+    if (trace) waitingTraces.set(entryId, trace);
     start.onExpired(() => end('budget-exhausted'));
     const onAbort = () => end('cancelled');
     prepared.signal?.addEventListener('abort', onAbort, { once: true });
@@ -231,6 +259,7 @@ export function createDurableWork(deps: {
       writing.delete(closed);
       start.clear();
       sendWaiters.delete(entryId);
+      waitingTraces.delete(entryId);
       prepared.signal?.removeEventListener('abort', onAbort);
     }
   }
@@ -238,7 +267,9 @@ export function createDurableWork(deps: {
   /** One send of an outbox entry: a run of the request machine, within what is left of the entry's attempts. */
   async function sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
     const prepared = preparedOf(entry);
-    const { emit, onEmitted: announce } = eventsOf(entry.id, prepared, clock.now());
+    const startedAt = clock.now();
+    const trace = telemetry?.send(deps.traced(entry.id, prepared), startedAt, waitingTraces.get(entry.id));
+    const { emit, onEmitted: announce } = eventsOf(entry.id, prepared, startedAt, trace);
     // The entry keeps every failure of its live attempts, not only the last.
     const failures: Failure[] = [];
     const onEmitted = (event: RequestMachineEmitted) => {
@@ -248,7 +279,8 @@ export function createDurableWork(deps: {
     // `entry.attempts` counts this send's first attempt already.
     const left = Math.max(1, Math.min(policy.attempts.max, policy.durable.maxAttempts - entry.attempts + 1));
     const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
-    const output = await run(prepared, entry.id, runPolicy, signal, onEmitted);
+    const output = await run(prepared, entry.id, runPolicy, signal, trace, onEmitted);
+    trace?.end(output, clock.now());
     sendWaiters.get(entry.id)?.(output);
     if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts, {});
     return sendResultOf(output, deps.primary, failures);

@@ -12,7 +12,10 @@ export function redactEvent(event: DecisionEventDraft): DecisionEvent {
   for (const key of Object.keys(event)) {
     const value = (event as Record<string, unknown>)[key];
     if (value === undefined) continue;
-    out[key] = key === 'path' ? (value as string).replace(/[?#].*/s, '') : value;
+    out[key] = key === 'path' ? withoutQuery(value as string) : value;
   }
   return out as unknown as DecisionEvent;
 }
+
+/** A path cut before its `?query` or `#fragment`, which often carry tokens (CONTRACT rule 9). */
+export const withoutQuery = (path: string): string => path.replace(/[?#].*/s, '');

@@ -34,6 +34,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   cache: 'get put delete clear',
   probe: null,
   outboxOwner: null,
+  telemetry: 'start',
 };
 const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts|pins)$/;
 

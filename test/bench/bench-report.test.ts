@@ -44,6 +44,7 @@ const RESULTS: BenchResults = {
   success: timing({
     failwise: 900,
     failwiseMicroClock: 850,
+    failwiseOtel: 905,
     handLoop: 2,
     cockatiel: 90,
     cockatielNoTimeout: 4.5,
@@ -52,6 +53,7 @@ const RESULTS: BenchResults = {
   retry: timing({
     failwise: 3_000,
     failwiseMicroClock: 1_700,
+    failwiseOtel: 3_020,
     handLoop: 1_250,
     cockatiel: 1_500,
     cockatielNoTimeout: 1_200,

@@ -40,6 +40,12 @@ describe('the published package', () => {
   for (const dependency of Object.keys(pkg.dependencies)) {
     symlinkSync(join(root, 'node_modules', dependency), join(work, 'node_modules', dependency));
   }
+  // The optional peer an app installs to use failwise/otel.
+  mkdirSync(join(work, 'node_modules', '@opentelemetry'));
+  symlinkSync(
+    join(root, 'node_modules', '@opentelemetry/api'),
+    join(work, 'node_modules', '@opentelemetry/api'),
+  );
   mkdirSync(join(work, 'app'));
 
   it('is ESM, side-effect free, for Node >= 20, with xstate and zod as its only dependencies', () => {
@@ -47,6 +53,15 @@ describe('the published package', () => {
     expect(pkg.sideEffects).toBe(false);
     expect(pkg.engines.node).toBe('>=20');
     expect(Object.keys(pkg.dependencies).sort()).toEqual(['xstate', 'zod']);
+  });
+
+  it('takes @opentelemetry/api 1 as an optional peer, for failwise/otel only', () => {
+    const { peerDependencies, peerDependenciesMeta } = pkg as unknown as {
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    expect(peerDependencies['@opentelemetry/api']).toMatch(/^\^1\./);
+    expect(peerDependenciesMeta['@opentelemetry/api']).toEqual({ optional: true });
   });
 
   it('has a built file for every path in its exports map, types included', () => {
@@ -61,6 +76,7 @@ describe('the published package', () => {
       console.log(JSON.stringify({
         root: await names('failwise'), machines: await names('failwise/machines'),
         node: await names('failwise/node'), browser: await names('failwise/browser'),
+        otel: await names('failwise/otel'),
         fetchTransport: (await import('failwise')).fetchTransport.name,
       }));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
@@ -88,6 +104,7 @@ describe('the published package', () => {
     );
     expect(entries['node']).toBe('nodeHttpTransport,sqliteStore');
     expect(entries['browser']).toBe('browserConnectivity,fetchTransport,indexedDbStore');
+    expect(entries['otel']).toBe('DURATION_BUCKETS,openTelemetry');
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).
     expect(entries['fetchTransport']).toBe('undiciFetchTransport');
   });
