@@ -248,6 +248,26 @@ describe('openTelemetry()', () => {
     await h.client.close();
   });
 
+  it('marks a reconcile with a span event saying what the app answered', async () => {
+    const o = sdk();
+    const h = harness([{ reply: fail('response-timeout') }, { reply: respond(201) }], {
+      telemetry: o.telemetry,
+      reconcile: async () => ({ status: 'not-applied' }),
+      policy: { backoff: { jitter: 'none', initialMs: 0, maxMs: 0 } },
+    });
+    // A keyless write whose attempt may have reached the server: sent again only after reconcile (rule 2).
+    expect(await h.run({ method: 'POST', path: '/v1/orders', body: '{}' })).toMatchObject({
+      status: 'succeeded',
+      attempts: 2,
+    });
+    const [request] = byKind(o.spans(), SpanKind.INTERNAL);
+    const reconciled = request!.events.filter((event) => event.name === 'failwise.reconcile');
+    expect(reconciled.map((event) => event.attributes)).toEqual([
+      { 'failwise.reconcile.result': 'not-applied' },
+    ]);
+    await h.client.close();
+  });
+
   it('marks a failover with a span event, puts the next attempt on the backup, and counts it', async () => {
     const o = sdk();
     const h = harness([{ reply: fail('connect') }, { reply: fail('connect') }, { reply: respond(200) }], {
