@@ -64,6 +64,15 @@ describe('the published package', () => {
     expect(peerDependenciesMeta['@opentelemetry/api']).toEqual({ optional: true });
   });
 
+  it('takes @tanstack/query-core 5 as an optional peer, for failwise/tanstack-query only', () => {
+    const { peerDependencies, peerDependenciesMeta } = pkg as unknown as {
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    expect(peerDependencies['@tanstack/query-core']).toBe('^5');
+    expect(peerDependenciesMeta['@tanstack/query-core']).toEqual({ optional: true });
+  });
+
   it('has a built file for every path in its exports map, types included', () => {
     const paths = Object.entries(pkg.exports).flatMap(([, value]) => targets(value));
     expect(paths.filter((path) => path.endsWith('.d.ts')).length).toBeGreaterThanOrEqual(5);
@@ -76,7 +85,7 @@ describe('the published package', () => {
       console.log(JSON.stringify({
         root: await names('failwise'), machines: await names('failwise/machines'),
         node: await names('failwise/node'), browser: await names('failwise/browser'),
-        otel: await names('failwise/otel'),
+        otel: await names('failwise/otel'), tanstackQuery: await names('failwise/tanstack-query'),
         fetchTransport: (await import('failwise')).fetchTransport.name,
       }));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
@@ -105,6 +114,8 @@ describe('the published package', () => {
     expect(entries['node']).toBe('nodeHttpTransport,sqliteStore');
     expect(entries['browser']).toBe('browserConnectivity,fetchTransport,indexedDbStore');
     expect(entries['otel']).toBe('DURATION_BUCKETS,openTelemetry');
+    // It works on the objects the app passes in: no import of @tanstack/query-core, which is not installed here.
+    expect(entries['tanstackQuery']).toBe('queryDefaults,syncOnlineManager');
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).
     expect(entries['fetchTransport']).toBe('undiciFetchTransport');
   });
