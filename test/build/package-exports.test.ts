@@ -86,6 +86,7 @@ describe('the published package', () => {
         root: await names('failwise'), machines: await names('failwise/machines'),
         node: await names('failwise/node'), browser: await names('failwise/browser'),
         otel: await names('failwise/otel'), tanstackQuery: await names('failwise/tanstack-query'),
+        reactNative: await names('failwise/react-native'),
         fetchTransport: (await import('failwise')).fetchTransport.name,
       }));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
@@ -116,6 +117,7 @@ describe('the published package', () => {
     expect(entries['otel']).toBe('DURATION_BUCKETS,openTelemetry');
     // It works on the objects the app passes in: no import of @tanstack/query-core, which is not installed here.
     expect(entries['tanstackQuery']).toBe('queryDefaults,syncOnlineManager');
+    expect(entries['reactNative']).toBe('netInfoConnectivity');
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).
     expect(entries['fetchTransport']).toBe('undiciFetchTransport');
   });
