@@ -391,6 +391,9 @@ function createClient(
         attemptsLeft: input.attemptsLeft,
         pins: origin.pins,
         fetchOptions: prepared.fetchOptions,
+        stream: prepared.stream,
+        // The caller's signal ends a body handed over as a stream after the attempt ended (docs/transports.md).
+        bodySignal: prepared.signal,
       })
       .then((result): AttemptOutput => Object.assign({}, result, { at: clock.now(), authGeneration }));
   }

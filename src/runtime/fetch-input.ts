@@ -14,6 +14,7 @@ const OWN_FIELDS = [
   'idempotencyKey',
   'idempotent',
   'deadlineMs',
+  'stream',
 ] as const;
 
 /**

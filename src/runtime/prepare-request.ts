@@ -49,6 +49,13 @@ export interface FailoverRequest {
    * work, which is stored and sent later by the outbox (refused with `RequestError`).
    */
   fetchOptions?: FetchOptions | undefined;
+  /**
+   * Hand the response over when its headers arrive, its body unread, whatever its length. Server-sent events
+   * (`text/event-stream`) and bodies of unknown length or over 1 MiB are handed over so anyway; shorter ones are
+   * read within the attempt, so that a connection lost mid-body is a failed attempt that may be retried
+   * (docs/transports.md, "Streaming").
+   */
+  stream?: boolean | undefined;
 }
 
 /** Says whether a request that has no `idempotent` field is safe to replay (the client's `isIdempotent`). */
@@ -69,10 +76,11 @@ export interface PreparedRequest {
   deadlineMs?: number | undefined;
   signal?: AbortSignal | undefined;
   fetchOptions?: FetchOptions | undefined;
+  stream?: boolean | undefined;
 }
 
 const FIELDS =
-  /^(method|path|headers|body|lifetime|orderKey|cacheKey|idempotencyKey|idempotent|deadlineMs|signal|fetchOptions)$/;
+  /^(method|path|headers|body|lifetime|orderKey|cacheKey|idempotencyKey|idempotent|deadlineMs|signal|fetchOptions|stream)$/;
 
 /** Headers that carry credentials: a durable request must not hold them, or they would be written to the store. */
 export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
@@ -138,6 +146,8 @@ export function prepareRequest(
   if (cacheKey !== undefined && lifetime !== 'cached')
     fail('cacheKey', 'only a cached request has a cache key');
   if (idempotent !== undefined && typeof idempotent !== 'boolean') fail('idempotent', 'expected a boolean');
+  if (request.stream !== undefined && typeof request.stream !== 'boolean')
+    fail('stream', 'expected a boolean');
   if (key !== undefined && (typeof key !== 'string' || !KEY.test(key))) {
     fail('idempotencyKey', 'expected a non-empty string of printable ASCII (a header value) or "auto"');
   }
@@ -237,5 +247,6 @@ export function prepareRequest(
     deadlineMs,
     signal,
     fetchOptions,
+    stream: request.stream,
   };
 }

@@ -1,8 +1,36 @@
 /**
  * @internal
  * Builds the WHATWG `Response` a transport hands back once it has read the whole body within the
- * attempt, so reading it later in app code cannot fail.
+ * attempt, so reading it later in app code cannot fail; and decides which bodies are not read so, but handed
+ * over as a stream when the headers arrive.
  */
+
+/**
+ * The largest body a transport reads within the attempt (1 MiB). A body read there is safe to read later, and a
+ * connection lost in the middle of it is a failed attempt that may be retried; but the whole of it is held in
+ * memory, and a stream that never ends (server-sent events) would never end the attempt.
+ */
+export const BUFFER_LIMIT_BYTES = 1024 * 1024;
+
+/**
+ * Whether a response's body is handed over as a stream when its headers arrive rather than read within the
+ * attempt: when the request asks for it (`stream: true`), for `text/event-stream`, and for a body of unknown
+ * length (no `Content-Length`) or one longer than `BUFFER_LIMIT_BYTES`. A response with no body never streams.
+ */
+export function streamsBody(
+  method: string,
+  status: number,
+  headers: { get(name: string): string | null },
+  wanted: boolean | undefined,
+): boolean {
+  if (NO_BODY_STATUSES.has(status) || method.toUpperCase() === 'HEAD') return false;
+  if (wanted === true) return true;
+  if (/^\s*text\/event-stream/i.test(headers.get('content-type') ?? '')) return true;
+  const length = headers.get('content-length');
+  if (length === null) return true;
+  const bytes = Number(length);
+  return !(Number.isFinite(bytes) && bytes <= BUFFER_LIMIT_BYTES);
+}
 
 /** Whether `new Response(...)` accepts this status (it only takes 200 to 599). */
 export function isRepresentableStatus(status: number): boolean {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock/clock.js';
 import type { TransportResult } from '../policy/transport-result.js';
-import { bufferedResponse, isRepresentableStatus } from './buffered-response.js';
+import { bufferedResponse, isRepresentableStatus, streamsBody } from './buffered-response.js';
 import { abortedResult, describeOpaque, errorResult, hostOf } from './network-error.js';
 import type { Transport } from './transport.js';
 
@@ -27,9 +27,10 @@ export interface FetchTransportOptions {
  * A transport over WHATWG `fetch`: browsers, React Native, Node >= 20, Deno and Bun.
  *
  * @remarks
- * It reads the whole body within the attempt and resolves with a fresh `Response` over those bytes,
- * so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
- * code. It never rejects: every network failure resolves as `{ kind: 'error', phase, requestSent }`.
+ * It reads a short body (up to 1 MiB) within the attempt and resolves with a fresh `Response` over those
+ * bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
+ * code; an event stream, a body of unknown or larger length, or any body with `stream: true` is handed over
+ * as it is when the headers arrive (docs/transports.md, "Streaming"). It never rejects: every network failure resolves as `{ kind: 'error', phase, requestSent }`.
  * Node's fetch (undici) names the cause with a `code`; the mapping is in docs/transports.md. A
  * browser's opaque `TypeError: Failed to fetch` becomes phase `unknown` with `requestSent: 'unknown'`.
  *
@@ -43,7 +44,7 @@ export interface FetchTransportOptions {
 export function fetchTransport(options: FetchTransportOptions = {}): Transport {
   return {
     name: 'fetch',
-    send: async ({ url, method, headers, body, signal, pins, fetchOptions }) => {
+    send: async ({ url, method, headers, body, signal, pins, fetchOptions, stream, bodySignal }) => {
       if (signal.aborted) return abortedResult();
       if (pins !== undefined && pins.length > 0) {
         // Sending would skip the pins the caller asked for.
@@ -63,16 +64,28 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
         // Called on globalThis: a browser's fetch throws "Illegal invocation" when called on another object.
         // An undefined body is the same as none (WebIDL).
         // fetch's own members the request carries (credentials, mode, ...) first: failwise's own win over them.
-        const init: RequestInit = { method, headers, signal, body: body as BodyInit };
+        // The caller's signal too: it must still end a body handed over as a stream after the attempt ended.
+        const init: RequestInit = {
+          method,
+          headers,
+          signal: bodySignal ? eitherSignal(signal, bodySignal) : signal,
+          body: body as BodyInit,
+        };
         response = await fetchFn.call(
           globalThis,
           url,
           fetchOptions ? Object.assign({}, fetchOptions, init) : init,
         );
+        // A stream is handed over as it is, once its headers are here: the attempt does not wait for its body.
+        if (
+          isRepresentableStatus(response.status) &&
+          streamsBody(method, response.status, response.headers, stream)
+        )
+          return { kind: 'response', response };
         // A response without a body (a 204, a HEAD) has nothing to lose mid-way: no read to wait for.
         bytes = response.body === null ? new ArrayBuffer(0) : await response.arrayBuffer();
       } catch (error) {
-        if (signal.aborted) return abortedResult();
+        if (signal.aborted || bodySignal?.aborted) return abortedResult();
         // The host is parsed from the url only for a message: not on every send.
         const explainError = options.explainError ?? explainOpaqueFetchError;
         return explainError(error, hostOf(url), response !== undefined);
@@ -112,4 +125,17 @@ export function explainOpaqueFetchError(error: unknown, host: string, readingBod
         `${describeOpaque(error)}: connection to ${host} lost while reading the response body`,
       )
     : errorResult('unknown', 'unknown', `fetch to ${host} failed: ${describeOpaque(error)}`);
+}
+
+/** A signal that aborts when either does (AbortSignal.any, where the host lacks it: React Native). */
+function eitherSignal(a: AbortSignal, b: AbortSignal): AbortSignal {
+  if (a.aborted) return a;
+  if (b.aborted) return b;
+  const any = (AbortSignal as { any?: (signals: AbortSignal[]) => AbortSignal }).any;
+  if (typeof any === 'function') return any.call(AbortSignal, [a, b]);
+  const controller = new AbortController();
+  const abort = (source: AbortSignal) => () => controller.abort(source.reason);
+  a.addEventListener('abort', abort(a), { once: true });
+  b.addEventListener('abort', abort(b), { once: true });
+  return controller.signal;
 }

@@ -1,6 +1,7 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
+import { Readable } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { Clock } from '../clock/clock.js';
 import { systemClock } from '../clock/system-clock.js';
@@ -13,7 +14,7 @@ import {
   pinSetKey,
   type PinCheck,
 } from './certificate-pins.js';
-import { bufferedResponse, isRepresentableStatus } from './buffered-response.js';
+import { bufferedResponse, isRepresentableStatus, streamsBody } from './buffered-response.js';
 import { dropPooledSockets } from './drop-pooled-sockets.js';
 import {
   abortedResult,
@@ -316,6 +317,12 @@ function sendWithNodeHttp(
       stage = 'receiving';
       clearConnectTimer();
       detachSocket();
+      const status = incoming.statusCode ?? 0;
+      const headers = headersOf(incoming);
+      if (isRepresentableStatus(status) && streamsBody(request.method, status, headers, request.stream)) {
+        settle(streamedResult(incoming, status, headers, request.bodySignal));
+        return;
+      }
       const chunks: Buffer[] = [];
       incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
       incoming.on('error', () => undefined);
@@ -399,6 +406,14 @@ function responseResult(
       `node:http: ${host} answered with status ${status}, which a Response cannot hold`,
     );
   }
+  return {
+    kind: 'response',
+    response: bufferedResponse(method, status, incoming.statusMessage ?? '', headersOf(incoming), body),
+  };
+}
+
+/** The response's headers as WHATWG `Headers`. */
+function headersOf(incoming: http.IncomingMessage): Headers {
   const headers = new Headers();
   const raw = incoming.rawHeaders;
   for (let i = 0; i + 1 < raw.length; i += 2) {
@@ -408,8 +423,33 @@ function responseResult(
       // A header the WHATWG Headers class refuses (Node's parser is more lenient): leave it out.
     }
   }
+  return headers;
+}
+
+/**
+ * A response whose body is handed over as a stream (`streamsBody`): the attempt ends with its headers; the body
+ * flows to the app as it reads it, and the caller's own signal (`bodySignal`) still ends it.
+ */
+function streamedResult(
+  incoming: http.IncomingMessage,
+  status: number,
+  headers: Headers,
+  bodySignal: AbortSignal | undefined,
+): TransportResult {
+  if (bodySignal !== undefined) {
+    const stop = (): void => void incoming.destroy(abortReason(bodySignal));
+    bodySignal.addEventListener('abort', stop, { once: true });
+    incoming.once('close', () => bodySignal.removeEventListener('abort', stop));
+  }
+  const body = Readable.toWeb(incoming) as ReadableStream<Uint8Array>;
   return {
     kind: 'response',
-    response: bufferedResponse(method, status, incoming.statusMessage ?? '', headers, body),
+    response: new Response(body, { status, statusText: incoming.statusMessage ?? '', headers }),
   };
+}
+
+/** What a body stream ends with when the caller aborts: the signal's reason, as fetch gives it. */
+function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
 }

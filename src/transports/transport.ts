@@ -34,6 +34,16 @@ export interface TransportRequest {
    * `fetchTransport` passes them to fetch; a transport that is not fetch ignores them.
    */
   fetchOptions?: FetchOptions | undefined;
+  /**
+   * Hand the response over when its headers arrive whatever its length (`streamsBody` in
+   * buffered-response.ts says when a body streams anyway: server-sent events, unknown or large lengths).
+   */
+  stream?: boolean | undefined;
+  /**
+   * The caller's own signal: it also ends a body handed over as a stream, after the attempt ended (`signal`, the
+   * attempt's, is not aborted once the attempt succeeded).
+   */
+  bodySignal?: AbortSignal | undefined;
 }
 
 /**
