@@ -47,8 +47,8 @@ interface Armed {
 export class DrivenRun {
   readonly actor: LeanActor<Record<string, unknown>, unknown>;
   readonly calls: Call[] = [];
-  /** Events sent so far (a model may bound them per path). */
-  eventsSent = 0;
+  /** The events sent so far (a model may bound them per path). */
+  readonly sent: Extract<Stimulus, { kind: 'event' }>['event'][] = [];
   readonly #armed = new Set<Armed>();
 
   constructor(spec: RunSpec, input: unknown) {
@@ -90,7 +90,7 @@ export class DrivenRun {
 
   apply(stimulus: Stimulus): void {
     if (stimulus.kind === 'event') {
-      this.eventsSent += 1;
+      this.sent.push(stimulus.event);
       this.actor.send(stimulus.event);
     } else if (stimulus.kind === 'timer') this.#fire(stimulus.event);
     else this.#answer(stimulus.call, stimulus.outcome());

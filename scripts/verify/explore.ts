@@ -88,7 +88,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
       run.timers().sort(),
       run.pending().map(([, c]) => [c.src, model.abstractCall ? model.abstractCall(c) : c.input]),
       monitor,
-      model.eventsSent ? run.eventsSent : 0,
+      model.pathKey?.(run),
     ]);
   /** The node for this run, made if new; undefined past the cap. */
   const nodeFor = (run: DrivenRun, node: Omit<Node, 'goal'>): number | undefined => {

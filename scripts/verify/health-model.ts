@@ -60,7 +60,7 @@ const healthPolicy = (suspectAfter: number) =>
 
 function events(maxEvents: number, type: string, run: DrivenRun) {
   // The evidence window counts every outcome: without a bound on events per path, the counts never repeat.
-  if (run.eventsSent >= maxEvents) return [];
+  if (run.sent.length >= maxEvents) return [];
   const now = run.actor.context.now as number;
   const late = now + 5_000;
   if (type === 'connectivity.changed') return [true, false].map((online) => ({ type, online, at: now }));
@@ -215,7 +215,7 @@ export function healthModel(bounds: { maxEvents: number }): MachineModel<Failove
     answers,
     abstractContext,
     abstractCall: (call) => [call.src],
-    eventsSent: true,
+    pathKey: (run) => run.sent.length,
     // No goal (check a): the machine never ends, and with events bounded per path, getting back to the primary
     // depends on traffic that the bound may no longer allow.
     monitor: failoverMonitor,

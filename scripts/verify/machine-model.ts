@@ -19,8 +19,8 @@ export interface MachineModel<M = unknown> {
   abstractContext(context: Record<string, unknown>): unknown;
   /** The part of a waiting actor's input that decides what it may answer and what follows. */
   abstractCall?(call: Call): unknown;
-  /** Whether the events sent so far are part of the state (for a model that bounds them per path). */
-  eventsSent?: boolean;
+  /** What of the events sent so far is part of the state (for a model that bounds them per path). */
+  pathKey?(run: DrivenRun): unknown;
   /** The states every reachable state must be able to reach (check a); none for a machine without one. */
   goal?: {
     name: string;
