@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { DrivenRun, type Call, type Stimulus } from './driven-run.js';
 import { handledEvents } from './active-states.js';
 import { instrument, markers } from './instrument.js';
@@ -60,7 +61,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
 
   const nodes: Node[] = [];
   const index = new Map<string, number>();
-  const edges = new Set<string>();
+  let transitions = 0;
   const successors: number[][] = [];
   const violations: Violation[] = [];
   let capHit = false;
@@ -79,8 +80,9 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
     for (const stimulus of pathOf(n)) run.apply(stimulus);
     return run;
   };
+  // Hashed: a million keys of a few hundred characters each would take gigabytes.
   const keyOf = (run: DrivenRun, input: number, monitor: unknown) =>
-    JSON.stringify([
+    hashOf([
       input,
       run.actor.status,
       run.actor.value,
@@ -121,6 +123,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
     const first = replay(n);
     if (first.actor.status !== 'active') continue;
     const stimuli = stimuliOf(model, first);
+    const edges = new Set<string>();
     stimuli.forEach((stimulus, k) => {
       const run = k === 0 ? first : replay(n);
       const before = snapshotOf(run);
@@ -168,9 +171,10 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
         monitor,
       });
       if (next === undefined) return;
-      const edge = `${n}>${next}:${labelOf(stimulus)}`;
+      const edge = `${next}:${labelOf(stimulus)}`;
       if (!edges.has(edge)) {
         edges.add(edge);
+        transitions += 1;
         if (model.goal?.via?.(stimulus) ?? true) successors[n]!.push(next);
       }
     });
@@ -195,7 +199,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
     inputs: model.inputs.length,
     goal: model.goal?.name,
     states: nodes.length,
-    transitions: edges.size,
+    transitions,
     longestPath: nodes.reduce((max, node) => Math.max(max, node.depth), 0),
     tableStates: { total: ids.length, unreachable },
     tableTransitions: {
@@ -258,3 +262,6 @@ export function labelOf(stimulus: Stimulus): string {
   if (stimulus.kind === 'timer') return `timer ${stimulus.event.split('.')[2]}`;
   return stimulus.label;
 }
+
+const hashOf = (parts: unknown[]): string =>
+  createHash('sha1').update(JSON.stringify(parts)).digest('base64');
