@@ -158,7 +158,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
         monitor = step.next;
         if (step.violation !== undefined)
           violations.push({
-            check: step.violation.startsWith('(c)') ? 'c' : 'd',
+            check: model.monitor.check,
             message: step.violation,
             path: labelsOf(n, stimulus),
           });

@@ -140,6 +140,7 @@ const isOnPrimary = (value: unknown) => typeof value === 'object' && value !== n
  * `probeSuccesses` successful probes in a row while online.
  */
 export const failoverMonitor = {
+  check: 'c' as const,
   initial: (): FailoverMonitor => ({ probesOk: 0 }),
   step(state: FailoverMonitor, step: StepInfo): { next: FailoverMonitor; violation?: string } {
     const { stimulus, before, after } = step;

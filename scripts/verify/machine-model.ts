@@ -33,6 +33,8 @@ export interface MachineModel<M = unknown> {
 
 /** A property watched on every step of every path, with the state it keeps along the path. */
 export interface Monitor<M> {
+  /** The check it makes, as the report names it. */
+  check: 'c' | 'd';
   initial(input: unknown): M;
   /** The monitor's next state, or what was violated. */
   step(state: M, step: StepInfo): { next: M; violation?: string };

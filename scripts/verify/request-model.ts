@@ -110,6 +110,7 @@ export interface WriteMonitor {
  * write that may have reached an origin is never sent to another (rules 2 and 7).
  */
 export const writeMonitor = {
+  check: 'd' as const,
   initial: (): WriteMonitor => ({ exposed: false }),
   step(state: WriteMonitor, step: StepInfo): { next: WriteMonitor; violation?: string } {
     const input = step.input as RequestMachineInput;
