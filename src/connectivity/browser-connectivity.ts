@@ -1,4 +1,5 @@
 import type { ConnectivityHint, ConnectivitySource, ConnectivityState } from './connectivity-source.js';
+import { hintSubscribers } from './hint-subscribers.js';
 
 /** The part of `EventTarget` this source uses: listeners that take no argument it reads. */
 export interface ConnectivityEventTarget {
@@ -45,25 +46,18 @@ export interface BrowserConnectivityOptions {
  */
 export function browserConnectivity(options: BrowserConnectivityOptions = {}): ConnectivitySource {
   const target: BrowserConnectivityTarget = options.target ?? globalThis;
-  // One entry per subscribe() call, so the same function subscribed twice is two subscriptions.
-  const subscriptions = new Set<{ listener: (hint: ConnectivityHint) => void }>();
   // The connection object listened to, kept so the listener comes off the object it went on.
   let connection: ConnectivityNavigator['connection'];
   // The connection's last `type` ('wifi', 'cellular'...), where the browser tells it (Chromium on Android and
   // ChromeOS): a `change` that keeps it is a new bandwidth estimate, not a new network.
   let connectionType: unknown;
 
-  const deliver = (hint: ConnectivityHint): void => {
-    for (const subscription of [...subscriptions]) {
-      // A listener that unsubscribed another during this round does not hear from it again.
-      if (!subscriptions.has(subscription)) continue;
-      try {
-        subscription.listener(hint);
-      } catch {
-        // A listener's failure is its own; the other listeners still hear the hint.
-      }
-    }
-  };
+  // Listened to from the first subscriber to the last (attach and detach below).
+  const subscribers = hintSubscribers(
+    () => attach(),
+    () => detach(),
+  );
+  const deliver = (hint: ConnectivityHint): void => subscribers.deliver(hint);
   const onOnline = (): void => deliver('online');
   const onOffline = (): void => deliver('offline');
   const onChange = (): void => {
@@ -98,16 +92,7 @@ export function browserConnectivity(options: BrowserConnectivityOptions = {}): C
       if (onLine === true) return 'online';
       return 'unknown';
     },
-    subscribe(listener) {
-      const subscription = { listener };
-      subscriptions.add(subscription);
-      if (subscriptions.size === 1) attach();
-      return () => {
-        // Idempotent: a second call, or a call after the last one left, changes nothing.
-        if (!subscriptions.delete(subscription)) return;
-        if (subscriptions.size === 0) detach();
-      };
-    },
+    subscribe: (listener) => subscribers.subscribe(listener),
   };
 }
 

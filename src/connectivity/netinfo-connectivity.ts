@@ -1,5 +1,6 @@
 import { ArgumentError } from '../errors/argument-error.js';
 import type { ConnectivityHint, ConnectivitySource, ConnectivityState } from './connectivity-source.js';
+import { hintSubscribers } from './hint-subscribers.js';
 
 /** The part of `@react-native-community/netinfo`'s state this source reads. */
 export interface NetInfoStateLike {
@@ -51,21 +52,19 @@ export function netInfoConnectivity(
   if (options.reachability !== undefined && typeof options.reachability !== 'boolean')
     throw new ArgumentError('netInfoConnectivity', 'options.reachability', 'expected a boolean');
   const reachability = options.reachability ?? true;
-  const subscriptions = new Set<{ listener: (hint: ConnectivityHint) => void }>();
   let state: ConnectivityState = 'unknown';
   let type: string | undefined;
   let detach: (() => void) | undefined;
-
-  const deliver = (hint: ConnectivityHint): void => {
-    for (const subscription of [...subscriptions]) {
-      if (!subscriptions.has(subscription)) continue;
-      try {
-        subscription.listener(hint);
-      } catch {
-        // One listener's failure must not keep the others from hearing the hint.
-      }
-    }
-  };
+  const subscribers = hintSubscribers(
+    () => (detach = netInfo.addEventListener(onState)),
+    () => {
+      detach?.();
+      detach = undefined;
+      state = 'unknown';
+      type = undefined;
+    },
+  );
+  const deliver = (hint: ConnectivityHint): void => subscribers.deliver(hint);
   const onState = (next: NetInfoStateLike): void => {
     const connected = next?.isConnected;
     const unreachable = reachability && next?.isInternetReachable === false;
@@ -82,17 +81,6 @@ export function netInfoConnectivity(
 
   return {
     current: () => state,
-    subscribe(listener) {
-      const subscription = { listener };
-      subscriptions.add(subscription);
-      if (subscriptions.size === 1) detach = netInfo.addEventListener(onState);
-      return () => {
-        if (!subscriptions.delete(subscription) || subscriptions.size > 0) return;
-        detach?.();
-        detach = undefined;
-        state = 'unknown';
-        type = undefined;
-      };
-    },
+    subscribe: (listener) => subscribers.subscribe(listener),
   };
 }
