@@ -136,6 +136,40 @@ describe('failwise/tanstack-query with @tanstack/query-core 5 (issue 12, item 4)
     await client.close();
   });
 
+  it("a query over client.fetch gets a 404's body, and TanStack's own cancel stops failwise's request", async () => {
+    const { server, client } = await failingOrigin(loopback, 404);
+    const queryClient = new QueryClient({ defaultOptions: queryDefaults(client) });
+    const result = await runQuery(queryClient, async () => {
+      const response = await client.fetch('/items');
+      if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
+      return response.json();
+    });
+    expect(result.error).toEqual(new Error('HTTP 404: status 404'));
+    expect(server.requests).toHaveLength(1);
+
+    const hung = await loopback.serve(() => undefined);
+    const ended: string[] = [];
+    const hungClient = createFailoverClient({
+      origins: [{ id: 'primary', url: hung.url, allowInsecure: true }],
+      onEvent: (event) => void (event.type === 'failed' && ended.push(event.reason ?? '')),
+    });
+    const observer = new QueryObserver(queryClient, {
+      queryKey: ['slow'],
+      queryFn: ({ signal }) => hungClient.fetch('/slow', { signal }),
+    });
+    const unsubscribe = observer.subscribe(() => undefined);
+    await hung.nextRequest();
+    await queryClient.cancelQueries({ queryKey: ['slow'] });
+    unsubscribe();
+    // TanStack aborted the query's signal: failwise ends the request at once, with nothing sent again.
+    for (let turn = 0; ended.length === 0 && turn < 5_000; turn++) await new Promise((r) => setImmediate(r));
+    expect(ended).toEqual(['cancelled']);
+    expect(hung.requests).toHaveLength(1);
+    queryClient.clear();
+    await hungClient.close();
+    await client.close();
+  });
+
   it('queryDefaults refuses what is not a failwise client', () => {
     expect(() => queryDefaults({} as never)).toThrow(
       new ArgumentError('queryDefaults', 'client', 'expected a failwise client (createFailoverClient)'),
