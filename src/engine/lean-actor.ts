@@ -580,13 +580,16 @@ export class LeanActor<TContext, TInput = unknown> {
       this.clearTimer(eventType);
       const slot = new TimerSlot(this, eventType);
       slot.handle = this.options.timers.set(slot, delay);
-      this.linkTimer(slot);
+      this.timers = append(this.timers, slot);
     });
   }
 
   /** @internal A timer of this actor is due: its event is sent, unless the timer was cleared meanwhile. */
   timerFired(slot: TimerSlot): void {
-    if (this.unlinkTimer(slot)) this.send({ type: slot.event });
+    // A timer cleared meanwhile is no longer listed: nothing to send.
+    if (!listed(this.timers, slot)) return;
+    this.timers = unlink(this.timers, slot);
+    this.send({ type: slot.event });
   }
 
   private cancelTimer(eventType: string): void {
@@ -598,33 +601,7 @@ export class LeanActor<TContext, TInput = unknown> {
     while (t !== undefined && t.event !== eventType) t = t.next;
     if (t === undefined) return;
     this.options.timers.clear(t.handle);
-    this.unlinkTimer(t);
-  }
-
-  /** Appends a timer to the list (armed timers keep the order they were armed in). */
-  private linkTimer(slot: TimerSlot): void {
-    if (this.timers === undefined) {
-      this.timers = slot;
-      return;
-    }
-    let last = this.timers;
-    while (last.next !== undefined) last = last.next;
-    last.next = slot;
-  }
-
-  /** Takes a timer off the list; whether it was on it. */
-  private unlinkTimer(slot: TimerSlot): boolean {
-    if (this.timers === slot) {
-      this.timers = slot.next;
-      return true;
-    }
-    for (let t = this.timers; t !== undefined; t = t.next) {
-      if (t.next === slot) {
-        t.next = slot.next;
-        return true;
-      }
-    }
-    return false;
+    this.timers = unlink(this.timers, t);
   }
 
   private defer(effect: () => void): void {
@@ -638,16 +615,7 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private dropChild(child: Child): void {
-    if (this.children === child) {
-      this.children = child.next;
-      return;
-    }
-    for (let c = this.children; c !== undefined; c = c.next) {
-      if (c.next === child) {
-        c.next = child.next;
-        return;
-      }
-    }
+    this.children = unlink(this.children, child);
   }
 
   private invoke(invoke: State['invoke'][number], event: Event): void {
@@ -663,12 +631,7 @@ export class LeanActor<TContext, TInput = unknown> {
     const child: Child = { id, src, input, spawned, controller: undefined, state: 'new', next: undefined };
     const existing = this.findChild(id);
     if (existing) this.dropChild(existing);
-    if (this.children === undefined) this.children = child;
-    else {
-      let last = this.children;
-      while (last.next !== undefined) last = last.next;
-      last.next = child;
-    }
+    this.children = append(this.children, child);
     this.changed = true;
     this.defer(() => this.startChild(child));
   }
@@ -820,6 +783,38 @@ function compile(table: MachineTable): Compiled {
     compiledTables.set(table, compiled);
   }
   return compiled;
+}
+
+/** A list linked through `next`: an actor's armed timers and running children, a few at a time, in order. */
+interface Linked<T> {
+  next: T | undefined;
+}
+
+/** The list with `item` at its end. */
+function append<T extends Linked<T>>(head: T | undefined, item: T): T {
+  if (head === undefined) return item;
+  let last = head;
+  while (last.next !== undefined) last = last.next;
+  last.next = item;
+  return head;
+}
+
+/** The list without `item` (the same list when `item` is not on it). */
+function unlink<T extends Linked<T>>(head: T | undefined, item: T): T | undefined {
+  if (head === item) return item.next;
+  for (let node = head; node !== undefined; node = node.next) {
+    if (node.next === item) {
+      node.next = item.next;
+      break;
+    }
+  }
+  return head;
+}
+
+/** Whether `item` is on the list. */
+function listed<T extends Linked<T>>(head: T | undefined, item: T): boolean {
+  for (let node = head; node !== undefined; node = node.next) if (node === item) return true;
+  return false;
 }
 
 /** No transition selected. */

@@ -44,13 +44,10 @@ export class TimerQueue implements Timers {
    *   wall clock set back or forward (a phone's time corrected) neither delays nor hastens a timer, exactly as
    *   with a host timer each.
    */
-  private readonly clock: Clock;
-  private readonly now: () => number;
-
-  constructor(clock: Clock, now: () => number = () => clock.now()) {
-    this.clock = clock;
-    this.now = now;
-  }
+  constructor(
+    private readonly clock: Clock,
+    private readonly now: () => number = () => clock.now(),
+  ) {}
 
   /** Timers armed and not yet fired or cleared. */
   get size(): number {

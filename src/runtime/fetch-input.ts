@@ -1,5 +1,5 @@
 import { RequestError } from '../errors/request-error.js';
-import { FETCH_OPTION_NAMES, pickFetchOptions } from '../transports/fetch-options.js';
+import { pickFetchOptions, REQUEST_DEFAULTS } from '../transports/fetch-options.js';
 import type { FailoverRequest } from './prepare-request.js';
 
 /** fetch's `init`, plus failwise's request fields (`lifetime`, `idempotencyKey`, `idempotent`, ...). */
@@ -30,7 +30,7 @@ export async function failoverRequestOf(
   bases: readonly string[],
 ): Promise<FailoverRequest> {
   const request = isRequest(input) ? input : undefined;
-  const url: unknown = isRequest(input) ? input.url : input instanceof URL ? input.href : input;
+  const url: unknown = request ? request.url : input instanceof URL ? input.href : input;
   const path = pathOf(url, bases);
   const headers = new Headers(init?.headers ?? request?.headers);
   let body: FailoverRequest['body'];
@@ -44,11 +44,12 @@ export async function failoverRequestOf(
     body,
     ...(signal ? { signal } : {}),
   };
-  const fetchOptions = pickFetchOptions({
-    ...(request && fetchMembersOf(request)),
+  // The Request's own members where it was given any, init's over them.
+  const fetchOptions = {
+    ...(request && pickFetchOptions(request, REQUEST_DEFAULTS)),
     ...(init && pickFetchOptions(init)),
-  });
-  if (fetchOptions !== undefined) failover.fetchOptions = fetchOptions;
+  };
+  if (Object.keys(fetchOptions).length > 0) failover.fetchOptions = fetchOptions;
   if (init)
     for (const field of OWN_FIELDS)
       if (init[field] !== undefined) Object.assign(failover, { [field]: init[field] });
@@ -57,26 +58,6 @@ export async function failoverRequestOf(
 
 function isRequest(value: unknown): value is Request {
   return typeof Request === 'function' && value instanceof Request;
-}
-
-/** A `Request`'s fetch members that differ from what fetch would use without them. */
-function fetchMembersOf(request: Request) {
-  const members: Record<string, unknown> = {};
-  const defaults: Record<string, unknown> = {
-    credentials: 'same-origin',
-    mode: 'cors',
-    redirect: 'follow',
-    cache: 'default',
-    referrer: 'about:client',
-    referrerPolicy: '',
-    integrity: '',
-    keepalive: false,
-  };
-  for (const name of FETCH_OPTION_NAMES) {
-    const value = (request as unknown as Record<string, unknown>)[name];
-    if (value !== undefined && value !== defaults[name]) members[name] = value;
-  }
-  return members;
 }
 
 /**

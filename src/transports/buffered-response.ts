@@ -23,7 +23,7 @@ export function streamsBody(
   headers: { get(name: string): string | null },
   wanted: boolean | undefined,
 ): boolean {
-  if (NO_BODY_STATUSES.has(status) || method.toUpperCase() === 'HEAD') return false;
+  if (hasNoBody(method, status)) return false;
   if (wanted === true) return true;
   if (/^\s*text\/event-stream/i.test(headers.get('content-type') ?? '')) return true;
   const length = headers.get('content-length');
@@ -40,6 +40,11 @@ export function isRepresentableStatus(status: number): boolean {
 /** Statuses whose response has no body: the `Response` constructor refuses a body for them. */
 const NO_BODY_STATUSES: ReadonlySet<number> = new Set([101, 103, 204, 205, 304]);
 
+/** Whether a response has no body: a bodiless status, or the answer to a HEAD (in any case of the method). */
+function hasNoBody(method: string, status: number): boolean {
+  return NO_BODY_STATUSES.has(status) || method.toUpperCase() === 'HEAD';
+}
+
 export function bufferedResponse(
   method: string,
   status: number,
@@ -47,7 +52,5 @@ export function bufferedResponse(
   headers: Headers,
   body: ArrayBuffer | Uint8Array<ArrayBuffer>,
 ): Response {
-  // A prepared request's method is already upper case; a transport called directly may pass any case.
-  const hasNoBody = NO_BODY_STATUSES.has(status) || method === 'HEAD' || method.toUpperCase() === 'HEAD';
-  return new Response(hasNoBody ? null : body, { status, statusText, headers });
+  return new Response(hasNoBody(method, status) ? null : body, { status, statusText, headers });
 }

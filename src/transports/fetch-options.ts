@@ -43,16 +43,33 @@ const MEMBERS: Readonly<Record<keyof FetchOptions, readonly string[] | 'string' 
 
 export const FETCH_OPTION_NAMES = Object.keys(MEMBERS) as (keyof FetchOptions)[];
 
-/** The fetch members `source` sets (skipping those it leaves undefined), or `undefined` when it sets none. */
+/**
+ * The fetch members `source` sets, skipping those it leaves undefined and those equal to `skip`'s (a `Request`'s
+ * defaults, which fetch would use anyway).
+ */
 export function pickFetchOptions(
   source: Partial<Record<keyof FetchOptions, unknown>>,
-): FetchOptions | undefined {
-  let picked: Record<string, unknown> | undefined;
+  skip: Partial<Record<keyof FetchOptions, unknown>> = {},
+): FetchOptions {
+  const picked: Record<string, unknown> = {};
   for (const name of FETCH_OPTION_NAMES) {
-    if (source[name] !== undefined) (picked ??= {})[name] = source[name];
+    const value = source[name];
+    if (value !== undefined && value !== skip[name]) picked[name] = value;
   }
   return picked;
 }
+
+/** What a `Request` says for each fetch member that it was not given. */
+export const REQUEST_DEFAULTS: Readonly<Partial<Record<keyof FetchOptions, unknown>>> = {
+  credentials: 'same-origin',
+  mode: 'cors',
+  redirect: 'follow',
+  cache: 'default',
+  referrer: 'about:client',
+  referrerPolicy: '',
+  integrity: '',
+  keepalive: false,
+};
 
 /** Checks `fetchOptions` and returns a copy; throws `RequestError` naming the member. */
 export function checkFetchOptions(value: unknown): FetchOptions | undefined {

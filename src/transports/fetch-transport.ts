@@ -30,7 +30,8 @@ export interface FetchTransportOptions {
  * It reads a short body (up to 1 MiB) within the attempt and resolves with a fresh `Response` over those
  * bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
  * code; an event stream, a body of unknown or larger length, or any body with `stream: true` is handed over
- * as it is when the headers arrive (docs/transports.md, "Streaming"). It never rejects: every network failure resolves as `{ kind: 'error', phase, requestSent }`.
+ * as it is when the headers arrive (docs/transports.md, "Streaming"). It never rejects: every network
+ * failure resolves as `{ kind: 'error', phase, requestSent }`.
  * Node's fetch (undici) names the cause with a `code`; the mapping is in docs/transports.md. A
  * browser's opaque `TypeError: Failed to fetch` becomes phase `unknown` with `requestSent: 'unknown'`.
  *
