@@ -10,7 +10,7 @@ import {
   type StateRow,
   type TransitionRow,
 } from '../../machines/machine-table.js';
-import type { TimerTarget, Timers } from './timers.js';
+import { TimerTarget, type Timers } from './timers.js';
 
 /**
  * Runs one machine from its derived table (machines/machine-table.ts), calling the machine's named logic
@@ -58,13 +58,15 @@ type Event = { type: string; [key: string]: unknown };
  * An armed timer: what `Timers` calls back when it is due (no closure per timer). The actor's timers form a list
  * through `next` (a few at a time, no array to grow).
  */
-class TimerSlot implements TimerTarget {
+class TimerSlot extends TimerTarget {
   handle: unknown = undefined;
   next: TimerSlot | undefined = undefined;
   constructor(
     private readonly actor: { timerFired(slot: TimerSlot): void },
     readonly event: string,
-  ) {}
+  ) {
+    super();
+  }
 
   fire(): void {
     this.actor.timerFired(this);

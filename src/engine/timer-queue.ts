@@ -1,19 +1,15 @@
 import type { Clock } from '../clock/clock.js';
+import { StateError } from '../errors/state-error.js';
 import type { TimerTarget, Timers } from './timers.js';
 
-/** One timer in the queue; `index` is its place in the heap, -1 once it fired or was cleared. */
-interface Entry {
-  readonly due: number;
-  readonly seq: number;
-  readonly target: TimerTarget;
-  index: number;
-}
+/** One timer in the queue: the target itself, whose `index` is its place in the heap (-1 once it fired or was cleared). */
+type Entry = TimerTarget;
 
 /**
  * Every lean run's delays on one host timer. Each request arms two timers (its budget and its attempt's timeout)
  * and clears both when it succeeds; on the host (Node's `setTimeout`) that is two timer objects and their list
- * bookkeeping per request. Here a timer is a small entry in a binary heap ordered by due time, then by the order
- * they were armed in, and the host timer is armed only for the earliest entry.
+ * bookkeeping per request. Here a timer is its target, kept in a binary heap ordered by due time, then by the order
+ * they were armed in (no object of its own), and the host timer is armed only for the earliest.
  *
  * The host timer is not cleared when entries are cleared before it fires: it fires later, finds nothing due and
  * is armed again for the earliest entry. While the heap is empty it is `unref()`ed where the host allows
@@ -54,8 +50,13 @@ export class TimerQueue implements Timers {
     return this.heap.length;
   }
 
+  /** Arms `target`; the handle to clear it with is the target itself. */
   set(target: TimerTarget, delayMs: number): Entry {
-    const entry: Entry = { due: this.now() + delayMs, seq: this.seq++, target, index: this.heap.length };
+    if (target.index !== -1) throw new StateError('TimerQueue: a timer target is armed twice at once');
+    const entry = target;
+    entry.due = this.now() + delayMs;
+    entry.seq = this.seq++;
+    entry.index = this.heap.length;
     this.heap.push(entry);
     if (this.heap.length > this.peak) this.peak = this.heap.length;
     this.up(entry.index);
@@ -84,7 +85,7 @@ export class TimerQueue implements Timers {
     for (let top = this.heap[0]; top !== undefined && top.due <= now; top = this.heap[0]) {
       this.removeAt(0);
       try {
-        top.target.fire();
+        top.fire();
       } catch (error) {
         // As a throwing host timer callback would: reported, and the other timers still run.
         queueMicrotask(() => {

@@ -1,9 +1,20 @@
 import type { Clock } from '../clock/clock.js';
 import { TimerQueue } from './timer-queue.js';
 
-/** What a timer calls when it is due: an object with a method, so that arming one makes no closure. */
-export interface TimerTarget {
-  fire(): void;
+/**
+ * What a timer calls when it is due: an object with a method, so that arming one makes no closure. A timer queue
+ * (timer-queue.ts) keeps its bookkeeping in the target itself, so that a timer costs no entry object of its own: a
+ * target is armed at most once at a time.
+ */
+export abstract class TimerTarget {
+  /** @internal The queue's: when it is due, the order it was armed in, its place in the heap (-1: not queued). */
+  due = 0;
+  /** @internal */
+  seq = 0;
+  /** @internal */
+  index = -1;
+
+  abstract fire(): void;
 }
 
 /** Where the lean executor arms its delays. */

@@ -2,10 +2,20 @@ import { describe, expect, it } from 'vitest';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import type { Clock } from '../../src/clock/clock.js';
 import { TimerQueue } from '../../src/engine/timer-queue.js';
+import { TimerTarget } from '../../src/engine/timers.js';
+import { StateError } from '../../src/errors/state-error.js';
 import { runNode } from '../helpers/run-node.js';
 
 /** A timer target that calls `fn`. */
-const on = (fn: () => unknown) => ({ fire: () => void fn() });
+class Call extends TimerTarget {
+  constructor(private readonly fn: () => unknown) {
+    super();
+  }
+  fire(): void {
+    void this.fn();
+  }
+}
+const on = (fn: () => unknown) => new Call(fn);
 
 /** A host clock over a simulated one that counts the host timers armed and cleared. */
 function countingHost(sim: SimulatedClock) {
@@ -60,6 +70,23 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
     expect(fired).toEqual(['b@100', 'e@100', 'd@200', 'a@300', 'c@300']);
     expect(queue.size).toBe(0);
     expect(sim.pending()).toBe(0);
+  });
+
+  it('keeps a timer in its target: one armed twice at once is refused, one that fired or was cleared may be armed again', async () => {
+    const sim = simulatedClock();
+    const queue = new TimerQueue(sim, () => sim.now());
+    const fired: number[] = [];
+    const target = on(() => fired.push(sim.now()));
+    expect(queue.set(target, 100)).toBe(target);
+    expect(() => queue.set(target, 50)).toThrow(StateError);
+    await sim.increment(100);
+    expect(fired).toEqual([100]);
+    queue.set(target, 100); // fired: armed again
+    queue.clear(target);
+    queue.set(target, 30); // cleared: armed again
+    await sim.runAll();
+    expect(fired).toEqual([100, 130]);
+    expect(queue.size).toBe(0);
   });
 
   it('never runs a cleared timer, and clears the host timer once none is left (a host without unref)', async () => {
