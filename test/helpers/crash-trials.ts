@@ -791,7 +791,11 @@ export async function runRestartTrial(options: {
       childLimitMs,
       () => undefined,
     );
-    const accepted = first.lines.filter((line) => line.startsWith('accepted ')).map((l) => l.split(' ')[1]!);
+    // `accepted <payload> failed`: the store did not take the entry within the request's deadline (a loaded machine
+    // can take longer than `--wait`): nothing was stored, so it must never be applied, as in runCrashTrials.
+    const outcomes = first.lines.filter((line) => line.startsWith('accepted ')).map((l) => l.split(' '));
+    const accepted = outcomes.filter(([, , status]) => status !== 'failed').map(([, payload]) => payload!);
+    const refused = outcomes.filter(([, , status]) => status === 'failed').map(([, payload]) => payload!);
     const left = (await afterKill(path)).length;
     const second = await runChild(
       bundle,
@@ -809,6 +813,8 @@ export async function runRestartTrial(options: {
       const keys = origin.applied.get(payload)?.length ?? 0;
       if (keys !== 1) violations.push(`payload ${payload} was accepted but applied ${keys} times`);
     }
+    for (const payload of refused)
+      if (origin.applied.has(payload)) violations.push(`payload ${payload} was refused but applied`);
     for (const payload of origin.applied.keys())
       if (!names.includes(payload)) violations.push(`payload ${payload} was applied but never submitted`);
     violations.push(...origin.violations);
