@@ -13,6 +13,7 @@ describe('base64 of byte bodies (keyValueStore)', () => {
         expect(Object.getPrototypeOf(back)).toBe(Uint8Array.prototype);
         expect([...back]).toEqual([...bytes]);
       }),
+      { numRuns: 500 },
     );
   });
 
