@@ -22,12 +22,12 @@ export function toBase64(bytes: Uint8Array): string {
 }
 
 /**
- * The bytes of base64 `text`; throws a RangeError when it is not what `toBase64` writes (a stored value that
- * was changed or cut must not pass for a body).
+ * The bytes of base64 `text`, or `undefined` when it is not what `toBase64` writes (a stored value that was
+ * changed or cut must not pass for a body).
  * @internal
  */
-export function fromBase64(text: string): Uint8Array {
-  if (text.length % 4 !== 0) throw new RangeError('base64: length is not a multiple of 4');
+export function fromBase64(text: string): Uint8Array | undefined {
+  if (text.length % 4 !== 0) return undefined;
   const padding = text.endsWith('==') ? 2 : text.endsWith('=') ? 1 : 0;
   const bytes = new Uint8Array((text.length / 4) * 3 - padding);
   let at = 0;
@@ -37,7 +37,7 @@ export function fromBase64(text: string): Uint8Array {
       const char = text[i + j]!;
       const last = i + 4 === text.length;
       const value = char === '=' && last && j >= 4 - padding ? 0 : VALUES.get(char);
-      if (value === undefined) throw new RangeError(`base64: unexpected character at ${i + j}`);
+      if (value === undefined) return undefined;
       triple = (triple << 6) | value;
     }
     for (const shift of [16, 8, 0]) if (at < bytes.length) bytes[at++] = (triple >> shift) & 255;

@@ -97,12 +97,9 @@ export function decodeEntry(text: string, id: string): { entry: OutboxEntry } | 
   }
   if (isRecord(value) && isRecord(value.request) && 'bodyBase64' in value.request) {
     const { bodyBase64, ...request } = value.request;
-    try {
-      if (typeof bodyBase64 !== 'string') throw new RangeError('not a string');
-      value = { ...value, request: { ...request, body: fromBase64(bodyBase64) } };
-    } catch {
-      return { problem: 'has a byte body that is not base64' };
-    }
+    const body = typeof bodyBase64 === 'string' ? fromBase64(bodyBase64) : undefined;
+    if (body === undefined) return { problem: 'has a byte body that is not base64' };
+    value = { ...value, request: { ...request, body } };
   }
   try {
     checkEntry('stored', value);

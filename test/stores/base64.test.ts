@@ -9,7 +9,7 @@ describe('base64 of byte bodies (keyValueStore)', () => {
       fc.property(fc.uint8Array({ maxLength: 300 }), (bytes) => {
         const text = toBase64(bytes);
         expect(text).toBe(Buffer.from(bytes).toString('base64'));
-        const back = fromBase64(text);
+        const back = fromBase64(text)!;
         expect(Object.getPrototypeOf(back)).toBe(Uint8Array.prototype);
         expect([...back]).toEqual([...bytes]);
       }),
@@ -19,7 +19,7 @@ describe('base64 of byte bodies (keyValueStore)', () => {
 
   it('refuses text that is not base64 rather than make up bytes', () => {
     for (const text of ['abc', 'ab=c', '====', 'a===', 'ab c', 'é123', 'AA==AA=='])
-      expect(() => fromBase64(text), text).toThrow(RangeError);
-    expect([...fromBase64('')]).toEqual([]);
+      expect(fromBase64(text), text).toBeUndefined();
+    expect([...fromBase64('')!]).toEqual([]);
   });
 });
