@@ -9,7 +9,10 @@ export default defineConfig({
     alias: [
       // Tests run in Node, so `failwise` resolves as the package's `node` condition does.
       { find: /^failwise$/, replacement: src('index.node.ts') },
-      { find: /^failwise\/(machines|node|browser)$/, replacement: src('$1.ts') },
+      {
+        find: /^failwise\/(machines|node|browser|react-native|tanstack-query|otel)$/,
+        replacement: src('$1.ts'),
+      },
     ],
   },
   test: {

@@ -3,25 +3,27 @@
 // with bundler module resolution (as Vite and Metro resolve imports) and minimal declarations of the third-party
 // APIs they call (TanStack Query, NetInfo, AppState, AsyncStorage, written from their published types), the Node
 // one with the project's NodeNext options. Every name a recipe imports from failwise must be exported by that
-// entry. Then what can run here runs for real: the React Native store against an in-memory AsyncStorage, alone
-// and under a client across a restart; the Node recipe against an HTTP server on 127.0.0.1 and a SQLite file,
-// across a restart, and in a child process that must exit by itself on SIGTERM. Only an origin URL, a file
-// path, the AsyncStorage import and (in the child) failwise's import paths are swapped in, each checked to occur
-// exactly once so that an edit of a recipe cannot slip past the test.
+// entry. Then what can run here runs for real: the React Native recipe with in-memory stand-ins of AsyncStorage,
+// NetInfo, AppState and react-native-random-uuid (React Native itself cannot run in Node), offline and then
+// across a restart against an HTTP server on 127.0.0.1; the Node recipe against an HTTP server on 127.0.0.1 and
+// a SQLite file, across a restart, and in a child process that must exit by itself on SIGTERM. Only an origin
+// URL, a file path, the third-party imports of the React Native recipe and (in the child) failwise's import
+// paths are swapped in, each checked to occur exactly once so that an edit of a recipe cannot slip past the
+// test.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as universalEntry from '../../src/index.js';
 import * as browserEntry from '../../src/browser.js';
 import * as nodeEntry from '../../src/node.js';
-import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
-import { createFailoverClient, type FailoverClient } from '../../src/runtime/create-failover-client.js';
-import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
+import * as reactNativeEntry from '../../src/react-native.js';
+import type { FailoverClient } from '../../src/runtime/create-failover-client.js';
+import type { OutboxEntry } from '../../src/stores/outbox-store.js';
 import { closedPort, useLoopback } from '../helpers/loopback-server.js';
-import { makeEntry } from '../stores/store-contract.js';
+import { standIns, type AppStateStandIn, type NetInfoStandIn } from '../helpers/react-native-stand-ins.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const doc = readFileSync(join(root, 'docs/recipes.md'), 'utf8');
@@ -40,8 +42,7 @@ const reactNativeBlocks = blocks('A React Native app');
 const nodeBlocks = blocks('A Node service');
 const recipes = {
   browser: browserBlocks[0] ?? '',
-  'react-native store': reactNativeBlocks[0] ?? '',
-  'react-native api': reactNativeBlocks[1] ?? '',
+  'react-native': reactNativeBlocks[0] ?? '',
   node: nodeBlocks[0] ?? '',
 };
 
@@ -137,6 +138,7 @@ const entries: Record<string, Record<string, unknown>> = {
   failwise: universalEntry,
   'failwise/browser': browserEntry,
   'failwise/node': nodeEntry,
+  'failwise/react-native': reactNativeEntry,
 };
 
 /** `[entry, name]` for every value a recipe imports from failwise by name. */
@@ -160,16 +162,15 @@ function swap(code: string, from: string, to: string): string {
 }
 
 describe('the recipes of docs/recipes.md', () => {
-  it('are one block for the browser, two for React Native (the store, the client) and one for Node', () => {
-    expect([browserBlocks.length, reactNativeBlocks.length, nodeBlocks.length]).toEqual([1, 2, 1]);
+  it('are one block for the browser, one for React Native and one for Node', () => {
+    expect([browserBlocks.length, reactNativeBlocks.length, nodeBlocks.length]).toEqual([1, 1, 1]);
   });
 
   it('type-check as written, the browser and React Native ones as bundlers resolve them', () => {
     const bundled = typeCheck(
       {
         '__recipe-browser.ts': recipes.browser,
-        'async-storage-store.ts': recipes['react-native store'],
-        '__recipe-react-native.ts': recipes['react-native api'],
+        '__recipe-react-native.ts': recipes['react-native'],
         '__third-party.d.ts': declarations,
       },
       'src/index.ts',
@@ -179,7 +180,7 @@ describe('the recipes of docs/recipes.md', () => {
     const node = typeCheck({ '__recipe-node.ts': recipes.node }, 'src/index.node.ts');
     expect(node.errors).toEqual([]);
     // failwise resolved to src/, not to a build of it.
-    for (const entry of ['src/index.ts', 'src/browser.ts'])
+    for (const entry of ['src/index.ts', 'src/browser.ts', 'src/react-native.ts'])
       expect(bundled.loaded).toContain(join(root, entry));
     for (const entry of ['src/index.node.ts', 'src/node.ts'])
       expect(node.loaded).toContain(join(root, entry));
@@ -195,8 +196,11 @@ describe('the recipes of docs/recipes.md', () => {
         'failwise/browser browserConnectivity',
         'failwise/browser indexedDbStore',
       ],
-      'react-native store': ['failwise FailwiseError'],
-      'react-native api': ['failwise createFailoverClient', 'failwise manualConnectivity'],
+      'react-native': [
+        'failwise createFailoverClient',
+        'failwise/react-native keyValueStore',
+        'failwise/react-native netInfoConnectivity',
+      ],
       node: ['failwise createFailoverClient', 'failwise/node nodeHttpTransport', 'failwise/node sqliteStore'],
     };
     for (const [name, code] of Object.entries(recipes)) {
@@ -227,147 +231,106 @@ function writeModule(code: string): string {
   return path;
 }
 
-/** AsyncStorage's three methods the store uses, over a Map the test can read: what the device keeps. */
-const fakeAsyncStorage = `
-export const values = new Map<string, string>();
-export default {
-  getItem: async (key: string) => values.get(key) ?? null,
-  setItem: async (key: string, value: string) => void values.set(key, value),
-  removeItem: async (key: string) => void values.delete(key),
-};
-`;
-
-interface StoreRecipe {
-  asyncStorageStore(key: string): OutboxStore;
+interface ReactNativeRecipe {
+  api: FailoverClient;
+  queueSync(changes: readonly object[]): Promise<'synced' | 'queued' | 'refused'>;
+  shutdown(): Promise<void>;
 }
-
-describe('the React Native store of docs/recipes.md, on an in-memory AsyncStorage', () => {
+describe('the React Native recipe of docs/recipes.md, on stand-ins of its native modules', () => {
   const loopback = useLoopback();
-  let recipe: StoreRecipe;
-  let storage: Map<string, string>;
-  const clients: FailoverClient[] = [];
+  let disk: Map<string, string>;
+  let asyncStorage = '';
+  const started: ReactNativeRecipe[] = [];
 
   beforeEach(async () => {
-    // A fresh AsyncStorage for each test, and the recipe bound to it.
-    const fake = writeModule(fakeAsyncStorage);
-    const code = swap(
-      recipes['react-native store'],
-      `from '@react-native-async-storage/async-storage';`,
-      `from ${JSON.stringify(fake)};`,
-    );
-    recipe = (await import(writeModule(code))) as StoreRecipe;
-    storage = ((await import(fake)) as { values: Map<string, string> }).values;
+    // One phone: its AsyncStorage is shared by every start of the app in this test.
+    asyncStorage = writeModule(standIns.asyncStorage);
+    disk = ((await import(asyncStorage)) as { values: Map<string, string> }).values;
   });
   afterEach(async () => {
-    for (const client of clients.splice(0)) await client.close();
+    for (const recipe of started.splice(0)) await recipe.api.close();
   });
 
-  const bytes = [0, 1, 127, 128, 0xc3, 0x28, 0xfe, 0xff];
-
-  it('keeps every entry exactly, in order, across a restart: bodies as strings or bytes, failures, dead ones', async () => {
-    const store = recipe.asyncStorageStore('outbox');
-    const failures = [
-      {
-        class: 'rate-limited' as const,
-        requestSent: 'yes' as const,
-        origin: 'primary',
-        status: 429,
-        retryAfterMs: 2_500,
-        message: 'HTTP 429',
-      },
-    ];
-    await store.add(makeEntry('c', { request: { ...makeEntry('c').request, body: new Uint8Array(bytes) } }));
-    await store.add(makeEntry('a', { orderKey: 'note-1' }));
-    await store.add(makeEntry('gone'));
-    await store.add(makeEntry('b', { status: 'dead', deadReason: 'expired' }));
-    await store.update(makeEntry('a', { orderKey: 'note-1', failures, attempts: 4, nextAttemptAt: 7_000 }));
-    await store.remove('gone');
-    const before = await store.list();
-    await store.close();
-
-    // The app is killed and started again: a new store object on what the device kept, under one key.
-    expect([...storage.keys()]).toEqual(['outbox']);
-    const after = await recipe.asyncStorageStore('outbox').list();
-    expect(after.map((entry) => entry.id)).toEqual(['c', 'a', 'b']);
-    expect(after).toEqual(before);
-    expect(after[0]!.request.body).toBeInstanceOf(Uint8Array);
-    expect([...(after[0]!.request.body as Uint8Array)]).toEqual(bytes);
-    expect(after[1]).toEqual(
-      makeEntry('a', { orderKey: 'note-1', failures, attempts: 4, nextAttemptAt: 7_000 }),
+  /** Starts the app (a fresh copy of the recipe, with fresh NetInfo and AppState) against the origin `url`. */
+  async function start(url: string) {
+    const netInfo = writeModule(standIns.netInfo);
+    const appState = writeModule(standIns.appState);
+    let code = swap(
+      recipes['react-native'],
+      `url: 'https://api.example.com'`,
+      `url: '${url}', allowInsecure: true`,
     );
-    expect(after[2]).toMatchObject({ status: 'dead', deadReason: 'expired' });
-    expect(await recipe.asyncStorageStore('outbox').get('a')).toEqual(after[1]);
-  });
+    for (const [from, to] of [
+      [`'@react-native-async-storage/async-storage'`, asyncStorage],
+      [`'@react-native-community/netinfo'`, netInfo],
+      [`'react-native'`, appState],
+      [`'react-native-random-uuid'`, writeModule(standIns.uuid)],
+    ] as const)
+      code = swap(code, from, JSON.stringify(to));
+    const recipe = (await import(writeModule(code))) as ReactNativeRecipe;
+    started.push(recipe);
+    return {
+      recipe,
+      netInfo: (await import(netInfo)) as NetInfoStandIn,
+      appState: (await import(appState)) as AppStateStandIn,
+    };
+  }
 
-  it('loses no change made concurrently: each one reads what the one before it wrote', async () => {
-    const store = recipe.asyncStorageStore('outbox');
-    const ids = Array.from({ length: 20 }, (_, i) => `e${i}`);
-    await Promise.all(ids.map((id) => store.add(makeEntry(id))));
-    await Promise.all(ids.map((id, i) => store.update(makeEntry(id, { attempts: i }))));
-    const listed = await recipe.asyncStorageStore('outbox').list();
-    expect(listed.map((entry) => [entry.id, entry.attempts])).toEqual(ids.map((id, i) => [id, i]));
-  });
-
-  it('refuses a duplicate id and an unknown update, changing nothing, and every call once closed', async () => {
-    const store = recipe.asyncStorageStore('outbox');
-    await store.add(makeEntry('a'));
-    await expect(store.add(makeEntry('a', { attempts: 9 }))).rejects.toThrow('entry "a" exists already');
-    await expect(store.update(makeEntry('x'))).rejects.toThrow('no entry "x"');
-    expect(await store.list()).toEqual([makeEntry('a')]);
-    await store.remove('not-there');
-    await store.close();
-    await expect(store.list()).rejects.toThrow('asyncStorageStore.list: the store is closed');
-    await expect(store.add(makeEntry('b'))).rejects.toBeInstanceOf(universalEntry.FailwiseError);
-  });
-
-  it('holds the lease for one owner at a time, until it expires or its owner releases it', async () => {
-    const store = recipe.asyncStorageStore('outbox');
-    expect(await store.acquireLease('one', 1_000, 0)).toBe(true);
-    expect(await store.acquireLease('two', 1_000, 999)).toBe(false);
-    expect(await store.acquireLease('one', 1_000, 500)).toBe(true); // renewed until 1500
-    expect(await store.acquireLease('two', 1_000, 1_499)).toBe(false);
-    expect(await store.acquireLease('two', 1_000, 1_500)).toBe(true);
-    await store.releaseLease('one'); // not its lease any more: nothing changes
-    expect(await store.acquireLease('one', 1_000, 1_600)).toBe(false);
-    await store.releaseLease('two');
-    expect(await store.acquireLease('one', 1_000, 1_600)).toBe(true);
-  });
-
-  it('keeps a durable write made offline until a restarted client sends it, once, to a real server', async () => {
-    const offline = createFailoverClient({
-      origins: [{ id: 'primary', url: `http://127.0.0.1:${await closedPort()}`, allowInsecure: true }],
-      store: recipe.asyncStorageStore('outbox'),
-      connectivity: manualConnectivity('offline'),
-    });
-    clients.push(offline);
-    const outcome = await offline.request({
-      method: 'POST',
-      path: '/v1/sync',
-      body: '{"n":1}',
-      lifetime: 'durable',
-    });
-    expect(outcome).toMatchObject({ status: 'deferred', reason: 'offline' });
-    await offline.close();
-    const [stored] = JSON.parse(storage.get('outbox')!) as OutboxEntry[];
+  it('queues a sync made offline on AsyncStorage, and the next start sends it once, with its key, when online', async () => {
+    const first = await start(`http://127.0.0.1:${await closedPort()}`);
+    first.netInfo.report({ type: 'none', isConnected: false, isInternetReachable: false });
+    expect(await first.recipe.queueSync([{ note: 1, text: 'héllo' }])).toBe('queued');
+    const index = JSON.parse(disk.get('failwise-outbox:index')!) as { entries: [number, string][] };
+    expect(index.entries).toHaveLength(1);
+    const stored = JSON.parse(disk.get('failwise-outbox:entry:0')!) as OutboxEntry;
     expect(stored).toMatchObject({
       status: 'pending',
       attempts: 0,
-      request: { path: '/v1/sync', body: '{"n":1}' },
+      request: { method: 'POST', path: '/v1/sync' },
     });
+    // shutdown() lets go of AppState and NetInfo, and closes the client.
+    await first.recipe.shutdown();
+    expect([first.appState.listening(), first.netInfo.listening()]).toEqual([0, 0]);
+    started.splice(0);
 
+    // The app starts again on the same phone, offline at first, then NetInfo finds the network.
     const server = await loopback.serve(({ res }) => void res.writeHead(200).end());
-    const online = createFailoverClient({
-      origins: [{ id: 'primary', url: server.url, allowInsecure: true }],
-      store: recipe.asyncStorageStore('outbox'),
-      connectivity: manualConnectivity('online'),
-    });
-    clients.push(online);
-    await online.outbox.flush();
-    expect(await online.outbox.size()).toBe(0);
-    expect(
-      server.requests.map((request) => [request.url, request.body, request.headers['idempotency-key']]),
-    ).toEqual([['/v1/sync', '{"n":1}', stored!.idempotencyKey]]);
-    expect(JSON.parse(storage.get('outbox')!)).toEqual([]);
+    const second = await start(server.url);
+    second.netInfo.report({ type: 'none', isConnected: false, isInternetReachable: false });
+    expect(await second.recipe.api.outbox.size()).toBe(1);
+    expect(server.requests).toHaveLength(0);
+    second.netInfo.report({ type: 'wifi', isConnected: true, isInternetReachable: true });
+    await second.recipe.api.outbox.flush();
+    expect(server.requests.map((request) => [request.method, request.url, request.body])).toEqual([
+      ['POST', '/v1/sync', JSON.stringify({ changes: [{ note: 1, text: 'héllo' }] })],
+    ]);
+    expect(server.requests[0]!.headers['idempotency-key']).toBe(stored.idempotencyKey);
+    expect([...disk.keys()]).toEqual(['failwise-outbox:index']);
+  });
+
+  it('syncs at once when online, says refused when the server refuses, and asks NetInfo again back in the foreground', async () => {
+    let status = 200;
+    const server = await loopback.serve(({ res }) => void res.writeHead(status).end());
+    const { recipe, netInfo, appState } = await start(server.url);
+    netInfo.report({ type: 'wifi', isConnected: true, isInternetReachable: null });
+    expect(await recipe.queueSync([{ note: 2 }])).toBe('synced');
+    status = 422;
+    expect(await recipe.queueSync([{ note: 3 }])).toBe('refused');
+    // Sent once (a 422 is not retried), and kept as dead-lettered for the app to show, retry or remove.
+    expect(server.requests).toHaveLength(2);
+    // (The outcome can reach the caller a moment before the dead-letter is written: wait for the store.)
+    await vi.waitFor(
+      async () =>
+        expect(
+          (await recipe.api.outbox.list()).map(({ status, deadReason }) => [status, deadReason]),
+        ).toEqual([['dead', 'not-retryable']]),
+      { timeout: 2_000, interval: 10 },
+    );
+
+    appState.set('background');
+    expect(netInfo.calls.refresh).toBe(0);
+    appState.set('active');
+    expect(netInfo.calls.refresh).toBe(1);
   });
 });
 

@@ -5,7 +5,7 @@ import { ArgumentError } from '../../src/errors/argument-error.js';
 import { RequestFailedError } from '../../src/errors/request-failed-error.js';
 import { queryDefaults, syncOnlineManager } from '../../src/tanstack-query.js';
 import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
-import { useLoopback } from '../helpers/loopback-server.js';
+import { closedPort, useLoopback } from '../helpers/loopback-server.js';
 
 /** A client of a loopback origin that answers every request with `status`; failwise makes 3 attempts, 1 ms apart. */
 async function failingOrigin(loopback: ReturnType<typeof useLoopback>, status: number) {
@@ -132,6 +132,38 @@ describe('failwise/tanstack-query with @tanstack/query-core 5 (issue 12, item 4)
     expect(paused.getCurrentResult().isPaused).toBe(true);
     expect(await client.outbox.size()).toBe(1); // only in TanStack's memory
     expect(server.requests).toHaveLength(0);
+    queryClient.clear();
+    await client.close();
+  });
+
+  it('a query over client.fetch fails over to the backup within policy.attempts.max attempts in all', async () => {
+    const backup = await loopback.serve(({ res }) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end('{"items":[1]}');
+    });
+    const attempts: string[] = [];
+    const client = createFailoverClient({
+      origins: [
+        { id: 'primary', url: `http://127.0.0.1:${await closedPort()}`, allowInsecure: true },
+        { id: 'backup', url: backup.url, allowInsecure: true },
+      ],
+      policy: {
+        attempts: { max: 3 },
+        backoff: { initialMs: 1, maxMs: 1 },
+        health: { suspectAfter: 1, failoverAfter: 2 },
+      },
+      onEvent: (event) => void (event.type === 'attempt-started' && attempts.push(event.origin ?? '')),
+    });
+    const queryClient = new QueryClient({ defaultOptions: queryDefaults(client) });
+    const result = await runQuery(queryClient, async () => {
+      const response = await client.fetch('/items');
+      if (!response.ok) throw new Error(`HTTP ${response.status}`);
+      return response.json();
+    });
+    expect(result.data).toEqual({ items: [1] });
+    // The primary refused twice, which failed it over: the third attempt went to the backup.
+    expect(attempts).toEqual(['primary', 'primary', 'backup']);
+    expect(backup.requests).toHaveLength(1);
     queryClient.clear();
     await client.close();
   });
