@@ -12,7 +12,7 @@ import type { MachineModel, StepInfo } from './machine-model.js';
 /**
  * The request machine under every input the bounds allow (attempts.max, method, key, auth, reconcile, durable,
  * offline at start; two origins) and every answer of every actor: each transport outcome class, chooseOrigin
- * naming either origin or none, claimRetry granted or refused, refreshAuth and reconcile's answers, rejections.
+ * naming either origin or none (or the primary under a server hold), claimRetry granted or refused, refreshAuth and reconcile's answers, rejections.
  * Actors answer at once (no `at`): the machine's time moves only by its own timers.
  */
 export interface RequestBounds {
@@ -76,6 +76,12 @@ function answers(call: Call): readonly { label: string; outcome: () => Outcome }
       return [
         ...ORIGINS.map((origin) => of(origin, () => ok({ origin }))),
         of('none', () => ok({ origin: undefined })),
+        // A server hold on the primary (issue 14): one that ends within the budget, and one past it with the
+        // backup free of holds.
+        of('primary held 1 s', () => ok({ origin: 'primary', holdUntil: 1_000 })),
+        of('primary held past the budget', () =>
+          ok({ origin: 'primary', holdUntil: Number.MAX_SAFE_INTEGER, alternative: 'backup' }),
+        ),
         of('throws', () => rejected('chooseOrigin')),
       ];
     case 'claimRetry':
