@@ -1,4 +1,4 @@
-import { ERROR_RATE, OVERLOAD_CAPACITY, OVERLOAD_RETRY_AFTER_S, PHASES } from './fleet-world.js';
+import { ERROR_RATE, OUTAGE, OVERLOAD_CAPACITY, OVERLOAD_RETRY_AFTER_S, PHASES } from './fleet-world.js';
 import { READ_SHARE } from './workload.js';
 import type { FleetReport, PolicyFigures } from './run-fleet.js';
 import { fleetSummary } from './fleet-report.js';
@@ -107,7 +107,7 @@ export function fleetSection(report: FleetReport, meta: Meta): string {
       '<= 1',
       (summary.maxSwitchesPerDwell ?? 0) <= 1,
     ),
-    ...whyMissed(failwise),
+    ...whyMissed(failwise, exponential, (report.options.ratePerSecond * (OUTAGE.to - OUTAGE.from)) / 1000),
     '',
     '![Requests per second at the primary, per policy](fleet-load.svg)',
     '',
@@ -116,22 +116,20 @@ export function fleetSection(report: FleetReport, meta: Meta): string {
 }
 
 /** What a missed target comes from, read from the figures (each sentence only when its target is missed). */
-function whyMissed(failwise: PolicyFigures): string[] {
-  const lines: string[] = [];
-  if (failwise.outageAmplification > 1.2)
-    lines.push(
-      '',
-      `Amplification: each client pays about 2 extra attempts before it fails over (the request that meets the outage first makes 3 attempts, the next one 2 before \`failoverAfter: 5\` failures in a row move it); the fewer requests a client sends during the outage, the larger that share (${failwise.outageAmplification.toFixed(3)} at this rate).`,
-    );
+function whyMissed(failwise: PolicyFigures, exponential: PolicyFigures, perClient: number): string[] {
+  const lines: string[] = [
+    '',
+    `Amplification depends on how many requests a client sends during the outage: each client pays about 2 extra attempts before it fails over (the request that meets the outage first makes 3 attempts, the next one 2 before \`failoverAfter: 5\` failures in a row move it), then 1 a request: about 1 + 2 / (requests a client sends during the outage), here ${failwise.outageAmplification.toFixed(3)} with ${perClient} requests a client on average.`,
+  ];
   if (failwise.recoveryPeakToMean > 2)
     lines.push(
       '',
-      `Recovery peak-to-mean (${failwise.recoveryPeakToMean.toFixed(2)}): not a storm. The clients do not come back at once: each fails back on its own after \`minFailedOverMs\` and 3 good probes (median ${s(failwise.failbackMs?.median)} after the outage ends, p95 ${s(failwise.failbackMs?.p95)}), so for most of the 60 s window the primary gets probes and a growing share of the traffic, and the window's mean is well below its last seconds. Its busiest second is ${failwise.recoveryPeakToSteady.toFixed(2)} times its mean second before the outage: the load comes back to normal, not above it. Measured against the window's own mean, a slow ramp reads as a high ratio; the baselines never left the primary, so their ratio is that of a flat line with their own retries on top.`,
+      `Recovery peak-to-mean (${failwise.recoveryPeakToMean.toFixed(2)}): not a storm. The clients do not come back when the primary does: each fails back on its own, once its doubled failed-over time is up and 3 probes have succeeded (median ${s(failwise.failbackMs?.median)} after the outage ends, p95 ${s(failwise.failbackMs?.p95)}). Until then the primary gets probes only, so the 60 s window's mean is well below its last seconds. Its busiest second is ${failwise.recoveryPeakToSteady.toFixed(2)} times its mean second before the outage: the load comes back to normal, not above it (exponential backoff without jitter: ${exponential.recoveryPeakToSteady.toFixed(2)} times, its synchronized retries on top). Measured against the window's own mean, a late step reads as a high ratio; the naive client never left the primary, so its ratio is that of a flat line.`,
     );
   if ((failwise.maxSwitchesPerDwell ?? 0) > 1)
     lines.push(
       '',
-      `Switches (${failwise.maxSwitchesPerDwell} within one 30 s window for some clients): a failover and its failback are always at least \`minFailedOverMs\` apart, but nothing holds a client on the primary after a failback. The clients that failed back late (about 120 s) met the 30 % errors phase (from 140 s), and a few of them met \`failoverAfter\` failures in a row or the failure ratio there and failed over again less than 30 s after failing back. The hysteresis that doubles the failed-over time for a flapping primary acts on the next failback, not on this second failover; a minimum time on the primary after a failback would meet the target, and is not in the origin-health machine today.`,
+      `Switches (${failwise.clientsOverDwell} of the clients made ${failwise.maxSwitchesPerDwell} within one 30 s window): a failover and its failback are always at least \`minFailedOverMs\` apart, but nothing holds a client on the primary after a failback. The clients fail back about ${s((failwise.failbackMs?.median ?? 0) + 80_000)} into the run and the 30 % errors phase begins at 140 s: a client that meets \`failoverAfter\` failures in a row there (or the failure ratio) fails over again less than 30 s after its failback. The doubling of the failed-over time for a flapping primary acts on the next failback, not on this failover; a minimum time on the primary after a failback would meet the target, and the origin-health machine has none today.`,
     );
   return lines;
 }

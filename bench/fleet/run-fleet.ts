@@ -52,6 +52,8 @@ export interface PolicyFigures {
   switchesPerClient?: { mean: number; max: number };
   /** failwise only: the most switches any client made within one failover dwell window (`minFailedOverMs`). */
   maxSwitchesPerDwell?: number;
+  /** failwise only: clients that made more than one switch within one dwell window. */
+  clientsOverDwell?: number;
   /** failwise only: clients that never failed over during the outage, or never failed back. */
   clientsNotFailedOver?: number;
   clientsNotFailedBack?: number;
@@ -227,6 +229,7 @@ function switchFigures(traces: ClientTrace[]): Partial<PolicyFigures> {
   const failover: number[] = [];
   const failback: number[] = [];
   let maxPerDwell = 0;
+  let overDwell = 0;
   const dwell = defaultPolicy.health.minFailedOverMs;
   for (const { switches } of traces) {
     const over = switches.find((s) => s.at >= OUTAGE.from && s.at < OUTAGE.to && s.to === 'backup');
@@ -234,10 +237,11 @@ function switchFigures(traces: ClientTrace[]): Partial<PolicyFigures> {
     const back = switches.find((s) => s.at >= OUTAGE.to && s.to === 'primary');
     if (back) failback.push(back.at - OUTAGE.to);
     // The most switches within any window of one dwell: each window starting at a switch.
-    for (const [i, s] of switches.entries()) {
-      const within = switches.slice(i).filter((t) => t.at < s.at + dwell).length;
-      maxPerDwell = Math.max(maxPerDwell, within);
-    }
+    let most = 0;
+    for (const [i, s] of switches.entries())
+      most = Math.max(most, switches.slice(i).filter((t) => t.at < s.at + dwell).length);
+    maxPerDwell = Math.max(maxPerDwell, most);
+    if (most > 1) overDwell += 1;
   }
   const counts = traces.map((t) => t.switches.length);
   return {
@@ -248,6 +252,7 @@ function switchFigures(traces: ClientTrace[]): Partial<PolicyFigures> {
       max: Math.max(0, ...counts),
     },
     maxSwitchesPerDwell: maxPerDwell,
+    clientsOverDwell: overDwell,
     clientsNotFailedOver: traces.length - failover.length,
     clientsNotFailedBack: traces.length - failback.length,
   };
