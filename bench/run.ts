@@ -16,7 +16,7 @@
  * figures are not worth writing down). Progress goes to stderr.
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 
 import { measureBundles } from './bundle.js';
+import { keepFleetSection } from './fleet/fleet-doc.js';
 import { interleavedRounds } from './harness.js';
 import { measureLoad, measureThroughput } from './http.js';
 import { startLoopbackServer } from './loopback-server.js';
@@ -107,7 +108,8 @@ async function main(): Promise<void> {
 
   for (const { title, table } of sections(results)) console.log(`\n${title}\n\n${table}`);
   if (args.has('--write')) {
-    const markdown = renderMarkdown(results);
+    // The fleet section (`npm run bench:fleet -- --write`) is that benchmark's: kept as it is.
+    const markdown = keepFleetSection(renderMarkdown(results), readFileSync(DOC, 'utf8'));
     // The tables are already laid out as Prettier lays them out; formatting keeps `prettier --check` passing
     // whatever the figures' widths.
     const options = (await resolveConfig(DOC)) ?? {};

@@ -5,19 +5,22 @@ import { perOrigin } from './per-origin.js';
  * The origin the next attempt goes to, or `undefined` when none may take it (`no-healthy-origin`).
  * While traffic is on the primary (`healthy`, `suspect`) every origin is a candidate in order; failed over,
  * the primary is not (it gets probes only). Writes skip origins that take reads only, and backups taken out
- * of rotation are skipped until their time is up.
+ * of rotation are skipped until their time is up. `skip`, when given, leaves out more origins (the client's
+ * server holds: the first origin after them that may take the request).
  */
 export function selectOrigin(
   context: OriginHealthContext,
   state: HealthState,
   write: boolean,
   now: number,
+  skip?: (origin: string) => boolean,
 ): string | undefined {
   const onPrimary = state === 'healthy' || state === 'suspect';
   const candidates = onPrimary ? context.origins : context.origins.slice(1);
   return candidates.find(
     (origin) =>
       (!write || origin.accepts === 'all') &&
+      !(skip !== undefined && skip(origin.id)) &&
       !((perOrigin(context.backupDownUntil, origin.id) ?? -Infinity) > now),
   )?.id;
 }

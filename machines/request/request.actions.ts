@@ -53,6 +53,8 @@ export function initialContext(input: RequestMachineInput): RequestMachineContex
     previousDelayMs: undefined,
     plan: undefined,
     reason: undefined,
+    holdUntil: undefined,
+    alternative: undefined,
   };
 }
 
@@ -101,7 +103,27 @@ export function startAttempt({ context }: Args): Changes {
 }
 
 export function recordOrigin({ context }: Args, output: ChooseOriginOutput): Changes {
-  return { origin: output.origin, now: output.at ?? context.now };
+  return {
+    origin: output.origin,
+    now: output.at ?? context.now,
+    holdUntil: output.holdUntil,
+    alternative: output.alternative,
+  };
+}
+
+/** A pinned request's origin stays; only the server hold on it is news (issue 14). */
+export function recordHold({ context }: Args, output: ChooseOriginOutput): Changes {
+  return { now: output.at ?? context.now, holdUntil: output.holdUntil, alternative: undefined };
+}
+
+/** The origin is held longer than the budget allows: the attempt goes to the origin free of holds instead. */
+export function takeAlternativeOrigin({ context }: Args): Changes {
+  return { origin: context.alternative, holdUntil: undefined, alternative: undefined };
+}
+
+/** The hold waited for has ended: the origin is chosen again (health or a new hold may have changed). */
+export function finishHold({ context }: Args): Changes {
+  return { now: Math.max(context.now, context.holdUntil ?? context.now), holdUntil: undefined };
 }
 
 export function recordAttemptResult({ context }: Args, output: AttemptOutput): Changes {

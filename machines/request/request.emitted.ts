@@ -63,3 +63,16 @@ export function announceRetry({ context }: Args): RequestMachineEmitted {
     at: context.now,
   };
 }
+
+/** The next attempt waits for a server's hold on its origin (issue 14). */
+export function announceHoldWait({ context }: Args): RequestMachineEmitted {
+  const holdUntil = context.holdUntil ?? context.now;
+  return {
+    type: 'waiting-for-hold',
+    attempt: context.attempts + 1,
+    origin: context.origin ?? '',
+    delayMs: holdUntil - context.now,
+    holdUntil,
+    at: context.now,
+  };
+}

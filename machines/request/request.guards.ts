@@ -1,6 +1,8 @@
 import { isRetryableFailure } from '../../src/policy/retryable.js';
 import { isSafeMethod, mayReplay } from '../../src/policy/methods.js';
 import { isMendable } from '../../src/policy/mendable.js';
+import { timeLeftMs } from '../../src/policy/budget.js';
+import { holdEndsWithinBudget } from '../../src/policy/server-hold.js';
 import type { Failure } from '../../src/policy/failure.js';
 import type {
   ChooseOriginOutput,
@@ -69,6 +71,24 @@ export const requestGuards = {
   retryAfterExceedsBudget: ({ context }: GuardArgs) => context.plan?.kind === 'retry-after-exceeds-budget',
   /** The next wait ends with time left for an attempt. */
   fitsInBudget: ({ context }: GuardArgs) => context.plan?.kind === 'wait',
+  /**
+   * The server's Retry-After is past the budget, but the request may take its next attempt elsewhere: it is not
+   * pinned to the origin (rules 2 and 7), there is another, and time is left (issue 14). Its next choice of
+   * origin meets the hold and takes another origin if one is free, else ends `retry-after-exceeds-budget`.
+   */
+  mayTryAnotherOrigin: ({ context }: GuardArgs) =>
+    !context.pinned &&
+    context.origins.length > 1 &&
+    timeLeftMs(context.startedAt, context.budgetMs, context.now) > 0,
+  /** A server hold (429/503 with Retry-After) is in force on the origin of the next attempt (issue 14). */
+  isOriginHeld: ({ context }: GuardArgs) =>
+    context.holdUntil !== undefined && context.holdUntil > context.now,
+  /** The hold ends with time left in the budget for the attempt, so the request waits for it. */
+  holdEndsInBudget: ({ context }: GuardArgs) =>
+    context.holdUntil !== undefined &&
+    holdEndsWithinBudget(context.holdUntil, context.startedAt, context.budgetMs),
+  /** Another origin, free of holds, may take the attempt, and the request is not pinned to its origin. */
+  hasAlternativeOrigin: ({ context }: GuardArgs) => !context.pinned && context.alternative !== undefined,
   /** Durable work goes to the outbox where interactive work would fail. */
   isDeferrable: ({ context }: GuardArgs) => context.deferrable,
   /** The reason is one that time or connectivity can mend, so the outbox may try again later. */

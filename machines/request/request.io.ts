@@ -24,6 +24,7 @@ export const requestInputs = {
     write: context.write,
     attempt: context.attempts + 1,
     previousOrigin: context.origin,
+    pinned: context.pinned,
   }),
   transport: ({ context }: Args): AttemptInput => ({
     requestId: context.requestId,
@@ -76,6 +77,7 @@ export const requestOutputs = {
       response: context.lastResponse,
       origin: context.origin,
       attempts: context.attempts,
+      holdUntil: context.reason === 'retry-after-exceeds-budget' ? context.holdUntil : undefined,
     }),
   deferred: ({ context }: Args) =>
     defined({

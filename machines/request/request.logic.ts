@@ -28,6 +28,9 @@ export const requestLogic = {
   actions: {
     startAttempt: change(actions.startAttempt),
     recordOrigin: change(actions.recordOrigin),
+    recordHold: change(actions.recordHold),
+    takeAlternativeOrigin: change(actions.takeAlternativeOrigin),
+    finishHold: change(actions.finishHold),
     recordAttemptResult: change(actions.recordAttemptResult),
     recordAttemptTimeout: change(actions.recordAttemptTimeout),
     recordTransportCrash: change(actions.recordTransportCrash),
@@ -46,6 +49,7 @@ export const requestLogic = {
     announceAttemptResult: announce(emitted.announceAttemptResult),
     announceBudgetCut: announce(emitted.announceBudgetCut),
     announceRetry: announce(emitted.announceRetry),
+    announceHoldWait: announce(emitted.announceHoldWait),
   },
   inputs: requestInputs,
   params: requestParams,

@@ -74,15 +74,41 @@ export const requestMachine = setup({
             input: requestInputs.chooseOrigin,
             onDone: [
               { guard: 'isDeviceOffline', ...giveUp('offline') },
-              { guard: 'isPinnedToOrigin', target: 'attempting' },
+              {
+                guard: 'isPinnedToOrigin',
+                target: 'checkingHold',
+                actions: { type: 'recordHold', params: requestParams.actorOutput },
+              },
               {
                 guard: 'hasChosenOrigin',
-                target: 'attempting',
+                target: 'checkingHold',
                 actions: { type: 'recordOrigin', params: requestParams.actorOutput },
               },
               giveUp('no-healthy-origin'),
             ],
             onError: giveUp('no-healthy-origin'),
+          },
+        },
+        checkingHold: {
+          description:
+            "Honours a server's hold on the origin (429/503 Retry-After, heard by the whole client): wait for it, take another origin, or end.",
+          always: [
+            { guard: not('isOriginHeld'), target: 'attempting' },
+            { guard: 'holdEndsInBudget', target: 'holding' },
+            { guard: 'hasAlternativeOrigin', target: 'attempting', actions: 'takeAlternativeOrigin' },
+            giveUp('retry-after-exceeds-budget'),
+          ],
+        },
+        holding: {
+          description: 'Waits for the hold on the origin to end, then chooses the origin again.',
+          entry: 'announceHoldWait',
+          after: { holdDelay: { target: 'choosingOrigin', actions: 'finishHold' } },
+          on: {
+            // Rule 6, as in backingOff: no attempt will start while offline.
+            'connectivity.offline': {
+              target: 'givingUp',
+              actions: ['recordDeviceOffline', { type: 'setReason', params: { reason: 'offline' } }],
+            },
           },
         },
         attempting: {
@@ -151,6 +177,8 @@ export const requestMachine = setup({
             { guard: not('isSafeToReplay'), ...giveUp('unsafe-to-replay') },
             { guard: 'isDeviceOffline', ...giveUp('offline') },
             { guard: not('hasAttemptsLeft'), ...giveUp('attempts-exhausted') },
+            // Issue 14: a Retry-After past the budget holds the origin; another origin may still take the request.
+            { guard: and(['retryAfterExceedsBudget', 'mayTryAnotherOrigin']), target: 'claimingRetry' },
             { guard: 'retryAfterExceedsBudget', ...giveUp('retry-after-exceeds-budget') },
             { guard: 'fitsInBudget', target: 'claimingRetry' },
             giveUp('budget-exhausted'),

@@ -13,12 +13,12 @@ export const requestTable: MachineTable = {
       initial: 2,
       after: ['requestBudget'],
       on: {
-        'request.cancel': [{ targets: [12], actions: ['recordCancelled'] }],
+        'request.cancel': [{ targets: [14], actions: ['recordCancelled'] }],
         'connectivity.offline': [{ actions: ['recordDeviceOffline'] }],
         'connectivity.online': [{ actions: ['recordDeviceOnline'] }],
         'xstate.after.requestBudget.request.active': [
           {
-            targets: [6],
+            targets: [8],
             guard: 'hasAttemptInFlight',
             actions: [
               'recordBudgetExhausted',
@@ -27,7 +27,7 @@ export const requestTable: MachineTable = {
             ],
           },
           {
-            targets: [6],
+            targets: [8],
             actions: [
               'recordBudgetExhausted',
               { name: 'setReason', params: { value: { reason: 'budget-exhausted' } } },
@@ -43,27 +43,59 @@ export const requestTable: MachineTable = {
       on: {
         'xstate.done.actor.chooseOrigin': [
           {
-            targets: [6],
+            targets: [8],
             guard: 'isDeviceOffline',
             actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
           },
-          { targets: [3], guard: 'isPinnedToOrigin' },
+          {
+            targets: [3],
+            guard: 'isPinnedToOrigin',
+            actions: [{ name: 'recordHold', params: { from: 'actorOutput' } }],
+          },
           {
             targets: [3],
             guard: 'hasChosenOrigin',
             actions: [{ name: 'recordOrigin', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [6],
+            targets: [8],
             actions: [{ name: 'setReason', params: { value: { reason: 'no-healthy-origin' } } }],
           },
         ],
         'xstate.error.actor.chooseOrigin': [
           {
-            targets: [6],
+            targets: [8],
             actions: [{ name: 'setReason', params: { value: { reason: 'no-healthy-origin' } } }],
           },
         ],
+      },
+    },
+    {
+      key: 'checkingHold',
+      parent: 1,
+      always: [
+        { targets: [5], guard: { not: 'isOriginHeld' } },
+        { targets: [4], guard: 'holdEndsInBudget' },
+        { targets: [5], guard: 'hasAlternativeOrigin', actions: ['takeAlternativeOrigin'] },
+        {
+          targets: [8],
+          actions: [{ name: 'setReason', params: { value: { reason: 'retry-after-exceeds-budget' } } }],
+        },
+      ],
+    },
+    {
+      key: 'holding',
+      parent: 1,
+      entry: ['announceHoldWait'],
+      after: ['holdDelay'],
+      on: {
+        'connectivity.offline': [
+          {
+            targets: [8],
+            actions: ['recordDeviceOffline', { name: 'setReason', params: { value: { reason: 'offline' } } }],
+          },
+        ],
+        'xstate.after.holdDelay.request.active.holding': [{ targets: [2], actions: ['finishHold'] }],
       },
     },
     {
@@ -75,7 +107,7 @@ export const requestTable: MachineTable = {
       on: {
         'connectivity.changed': [
           {
-            targets: [4],
+            targets: [6],
             guard: 'isRead',
             actions: [
               { name: 'recordNetworkHandover', params: { from: 'changedAt' } },
@@ -86,7 +118,7 @@ export const requestTable: MachineTable = {
         ],
         'xstate.done.actor.transport': [
           {
-            targets: [5],
+            targets: [7],
             actions: [
               { name: 'recordAttemptResult', params: { from: 'actorOutput' } },
               'announceAttemptResult',
@@ -95,7 +127,7 @@ export const requestTable: MachineTable = {
         ],
         'xstate.error.actor.transport': [
           {
-            targets: [5],
+            targets: [7],
             actions: [
               { name: 'recordTransportCrash', params: { from: 'actorError' } },
               'announceAttemptResult',
@@ -103,7 +135,7 @@ export const requestTable: MachineTable = {
           },
         ],
         'xstate.after.attemptTimeout.request.active.attempting': [
-          { targets: [5], actions: ['recordAttemptTimeout', 'announceAttemptResult'] },
+          { targets: [7], actions: ['recordAttemptTimeout', 'announceAttemptResult'] },
         ],
       },
     },
@@ -112,12 +144,12 @@ export const requestTable: MachineTable = {
       parent: 1,
       always: [
         {
-          targets: [6],
+          targets: [8],
           guard: 'isDeviceOffline',
           actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
         },
         {
-          targets: [6],
+          targets: [8],
           guard: { not: 'hasAttemptsLeft' },
           actions: [{ name: 'setReason', params: { value: { reason: 'attempts-exhausted' } } }],
         },
@@ -128,52 +160,53 @@ export const requestTable: MachineTable = {
       key: 'evaluating',
       parent: 1,
       always: [
-        { targets: [11], guard: 'isSuccess' },
-        { targets: [9], guard: { and: ['isUnauthorized', 'canRefreshAuth'] } },
+        { targets: [13], guard: 'isSuccess' },
+        { targets: [11], guard: { and: ['isUnauthorized', 'canRefreshAuth'] } },
         {
-          targets: [6],
+          targets: [8],
           guard: 'isUnauthorized',
           actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }],
         },
         {
-          targets: [6],
+          targets: [8],
           guard: 'isOffline',
           actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
         },
         {
-          targets: [6],
+          targets: [8],
           guard: { not: 'isRetryableFailure' },
           actions: [{ name: 'setReason', params: { value: { reason: 'not-retryable' } } }],
         },
-        { targets: [10], guard: { and: [{ not: 'isSafeToReplay' }, 'canReconcile'] } },
+        { targets: [12], guard: { and: [{ not: 'isSafeToReplay' }, 'canReconcile'] } },
         {
-          targets: [6],
+          targets: [8],
           guard: { not: 'isSafeToReplay' },
           actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
         },
         {
-          targets: [6],
+          targets: [8],
           guard: 'isDeviceOffline',
           actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
         },
         {
-          targets: [6],
+          targets: [8],
           guard: { not: 'hasAttemptsLeft' },
           actions: [{ name: 'setReason', params: { value: { reason: 'attempts-exhausted' } } }],
         },
+        { targets: [9], guard: { and: ['retryAfterExceedsBudget', 'mayTryAnotherOrigin'] } },
         {
-          targets: [6],
+          targets: [8],
           guard: 'retryAfterExceedsBudget',
           actions: [{ name: 'setReason', params: { value: { reason: 'retry-after-exceeds-budget' } } }],
         },
-        { targets: [7], guard: 'fitsInBudget' },
-        { targets: [6], actions: [{ name: 'setReason', params: { value: { reason: 'budget-exhausted' } } }] },
+        { targets: [9], guard: 'fitsInBudget' },
+        { targets: [8], actions: [{ name: 'setReason', params: { value: { reason: 'budget-exhausted' } } }] },
       ],
     },
     {
       key: 'givingUp',
       parent: 1,
-      always: [{ targets: [13], guard: { and: ['isDeferrable', 'canWaitInOutbox'] } }, { targets: [12] }],
+      always: [{ targets: [15], guard: { and: ['isDeferrable', 'canWaitInOutbox'] } }, { targets: [14] }],
     },
     {
       key: 'claimingRetry',
@@ -181,15 +214,15 @@ export const requestTable: MachineTable = {
       invoke: [{ id: 'claimRetry', src: 'claimRetry', input: 'claimRetry' }],
       on: {
         'xstate.done.actor.claimRetry': [
-          { targets: [8], guard: 'isRetryGranted' },
+          { targets: [10], guard: 'isRetryGranted' },
           {
-            targets: [6],
+            targets: [8],
             actions: [{ name: 'setReason', params: { value: { reason: 'retry-budget-exhausted' } } }],
           },
         ],
         'xstate.error.actor.claimRetry': [
           {
-            targets: [6],
+            targets: [8],
             actions: [{ name: 'setReason', params: { value: { reason: 'retry-budget-exhausted' } } }],
           },
         ],
@@ -203,7 +236,7 @@ export const requestTable: MachineTable = {
       on: {
         'connectivity.offline': [
           {
-            targets: [6],
+            targets: [8],
             actions: ['recordDeviceOffline', { name: 'setReason', params: { value: { reason: 'offline' } } }],
           },
         ],
@@ -219,7 +252,7 @@ export const requestTable: MachineTable = {
           { targets: [2], actions: [{ name: 'recordAuthRefreshed', params: { from: 'actorOutput' } }] },
         ],
         'xstate.error.actor.refreshAuth': [
-          { targets: [6], actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }] },
+          { targets: [8], actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }] },
         ],
       },
     },
@@ -230,23 +263,23 @@ export const requestTable: MachineTable = {
       on: {
         'xstate.done.actor.reconcile': [
           {
-            targets: [11],
+            targets: [13],
             guard: 'isApplied',
             actions: [{ name: 'recordReconcileResult', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [5],
+            targets: [7],
             guard: 'isNotApplied',
             actions: [{ name: 'recordReconcileResult', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [6],
+            targets: [8],
             actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
           },
         ],
         'xstate.error.actor.reconcile': [
           {
-            targets: [6],
+            targets: [8],
             actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
           },
         ],

@@ -80,12 +80,24 @@ export interface ChooseOriginInput {
   /** The origin of the previous attempt, if any. */
   previousOrigin?: string | undefined;
   attempt: number;
+  /** A write that may have reached `previousOrigin` stays there: the answer is about that origin (rules 2, 7). */
+  pinned?: boolean | undefined;
 }
 
-/** `origin: undefined` means no usable origin: the request ends `no-healthy-origin`. */
+/**
+ * `origin: undefined` means no usable origin: the request ends `no-healthy-origin`. For a pinned request the
+ * answer is about the origin it is pinned to (its `origin` is not used).
+ */
 export interface ChooseOriginOutput {
   origin: string | undefined;
   at?: number;
+  /**
+   * The server asked (429/503 with Retry-After) that the origin of the next attempt get nothing new before this
+   * time (issue 14: the client's shared server holds). Absent when no hold is in force.
+   */
+  holdUntil?: number | undefined;
+  /** Another origin the request may take now, held by no server, for a request that cannot wait for the hold. */
+  alternative?: string | undefined;
 }
 
 export interface RefreshAuthInput {
@@ -153,6 +165,10 @@ export interface RequestMachineContext {
   previousDelayMs?: number | undefined;
   plan?: RetryPlan | undefined;
   reason?: FailReason | 'durable' | undefined;
+  /** The server hold on the origin of the next attempt, from `chooseOrigin` (issue 14). */
+  holdUntil?: number | undefined;
+  /** An origin free of holds that the request may take instead, from `chooseOrigin`. */
+  alternative?: string | undefined;
 }
 
 export type RequestMachineEvent =
@@ -192,6 +208,15 @@ export type RequestMachineEmitted =
       delayMs: number;
       failure: Failure;
       at: number;
+    }
+  | {
+      /** The next attempt waits for a server's hold on its origin (issue 14); `attempt` is that attempt's number. */
+      type: 'waiting-for-hold';
+      attempt: number;
+      origin: string;
+      delayMs: number;
+      holdUntil: number;
+      at: number;
     };
 
 export type RequestMachineOutput =
@@ -203,6 +228,8 @@ export type RequestMachineOutput =
       response?: Response;
       origin?: string;
       attempts: number;
+      /** For `retry-after-exceeds-budget` from a server hold: when the hold on `origin` ends. */
+      holdUntil?: number;
     }
   | {
       status: 'deferred';

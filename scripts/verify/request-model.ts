@@ -2,7 +2,11 @@ import type { MachineLogic } from '../../machines/machine-logic.js';
 import { requestLogic } from '../../machines/request/request.logic.js';
 import { requestTable } from '../../machines/request/request.table.js';
 import { requestGuards } from '../../machines/request/request.guards.js';
-import type { RequestMachineContext, RequestMachineInput } from '../../machines/request/request.types.js';
+import type {
+  ChooseOriginInput,
+  RequestMachineContext,
+  RequestMachineInput,
+} from '../../machines/request/request.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { isWrite } from '../../src/policy/methods.js';
 import type { Failure } from '../../src/policy/failure.js';
@@ -12,7 +16,7 @@ import type { MachineModel, StepInfo } from './machine-model.js';
 /**
  * The request machine under every input the bounds allow (attempts.max, method, key, auth, reconcile, durable,
  * offline at start; two origins) and every answer of every actor: each transport outcome class, chooseOrigin
- * naming either origin or none, claimRetry granted or refused, refreshAuth and reconcile's answers, rejections.
+ * naming either origin or none (or the primary under a server hold), claimRetry granted or refused, refreshAuth and reconcile's answers, rejections.
  * Actors answer at once (no `at`): the machine's time moves only by its own timers.
  */
 export interface RequestBounds {
@@ -76,6 +80,17 @@ function answers(call: Call): readonly { label: string; outcome: () => Outcome }
       return [
         ...ORIGINS.map((origin) => of(origin, () => ok({ origin }))),
         of('none', () => ok({ origin: undefined })),
+        // A server hold on the primary (issue 14) that ends 1 ms before the budget, the backup free of holds,
+        // offered to the first choice of origin only: a hold that leaves more time repeats the whole tree after
+        // it at a later time and doubles the states. (A hold past the budget, which takes the backup, is left to
+        // the differential and unit tests.)
+        ...((call.input as ChooseOriginInput).attempt === 1
+          ? [
+              of('primary held until 999 ms', () =>
+                ok({ origin: 'primary', holdUntil: 999, alternative: 'backup' }),
+              ),
+            ]
+          : []),
         of('throws', () => rejected('chooseOrigin')),
       ];
     case 'claimRetry':

@@ -72,7 +72,7 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
   const firstOrigin =
     events.find((event) => event.type === 'attempt-started')?.origin ?? recording.origins[0]?.id ?? '';
   for (const event of events) {
-    const key = 'requestId' in event ? `${event.requestId}#${event.attempt}` : '';
+    const key = 'requestId' in event && 'attempt' in event ? `${event.requestId}#${event.attempt}` : '';
     switch (event.type) {
       case 'attempt-started': {
         const attempt: TimelineAttempt = {
@@ -110,6 +110,10 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
           to: event.at + (event.delayMs ?? 0),
           ...(event.retryAfterMs === undefined ? {} : { retryAfterMs: event.retryAfterMs }),
         });
+        break;
+      case 'waiting-for-hold':
+        // A wait for another request's server hold (issue 14), drawn as waits are.
+        waits.push({ requestId: event.requestId, origin: event.origin, from: event.at, to: event.holdUntil });
         break;
       case 'health-changed': {
         const last = health.at(-1);

@@ -24,5 +24,10 @@ export type Outcome =
       origin?: string;
       attempts: number;
       elapsedMs: number;
+      /**
+       * For `retry-after-exceeds-budget` because of a server hold on `origin` (issue 14): when the hold ends, on
+       * the client's clock; sending again before then is pointless.
+       */
+      holdUntil?: number;
     }
   | { status: 'deferred'; entryId: string; reason: FailReason | 'durable' };

@@ -40,6 +40,7 @@ import type { TelemetryRequest, TelemetryRun } from './telemetry.js';
 import { createRequestDriver, type RunningRequest } from './request-driver.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { createRetrySlots } from './retry-slots.js';
+import { createServerHolds } from './server-holds.js';
 import { validateClientOptions, type ResolvedOrigin } from './validate-client-options.js';
 
 export type { ClientOutbox };
@@ -110,6 +111,8 @@ function createClient(
   const { store } = options;
   const inFlight = new Map<string, InFlight>();
   const retrySlots = createRetrySlots(policy.retryBudget);
+  // A 429/503 with Retry-After holds its origin back for every request of this client (issue 14).
+  const holds = createServerHolds();
   let requests = 0;
   let closed = false;
   // Without the option no hook is ever called: each call site checks `telemetry` or a run's `trace` once.
@@ -162,7 +165,8 @@ function createClient(
     clock,
     connectivity,
     runner,
-    probe: createProbe(options.probe, { transport, clock, policy, originOf, isOffline }),
+    holds,
+    probe: createProbe(options.probe, { transport, clock, policy, originOf, isOffline, holds }),
     onChange: (change, active) => {
       if (telemetry) telemetry.healthChanged(change.from, change.to, active, change.at);
       notify({
@@ -179,11 +183,22 @@ function createClient(
   const driver = createRequestDriver(
     {
       transport: runAttempt,
-      // Only safe methods (GET, HEAD, OPTIONS, TRACE) may go to an origin that accepts reads only.
-      chooseOrigin: ({ requestId }) => ({
-        origin: monitor.choose(!isSafeMethod(inFlight.get(requestId)!.prepared.method)),
-        at: clock.now(),
-      }),
+      chooseOrigin: ({ requestId, pinned, previousOrigin }) => {
+        // Only safe methods (GET, HEAD, OPTIONS, TRACE) may go to an origin that accepts reads only.
+        const write = !isSafeMethod(inFlight.get(requestId)!.prepared.method);
+        const at = clock.now();
+        // A pinned write's next attempt goes where its last did (rules 2, 7): only that origin's hold matters.
+        const origin = pinned === true ? previousOrigin : monitor.choose(write);
+        const holdUntil = origin === undefined ? undefined : holds.until(origin, at);
+        if (holdUntil === undefined) return { origin, at };
+        // Held: the machine waits, or takes an origin free of holds if the hold is past its budget (issue 14).
+        return {
+          origin,
+          at,
+          holdUntil,
+          alternative: pinned === true ? undefined : monitor.chooseUnheld(write),
+        };
+      },
       // Every request in progress (durable sends included) counts toward the retry budget's share.
       claimRetry: ({ requestId }) => ({
         granted: retrySlots.claim(requestId, inFlight.size),
@@ -425,6 +440,12 @@ function createClient(
           };
     const onEmitted = (event: RequestMachineEmitted) => {
       if (trace !== undefined) trace.emitted(event);
+      // A 429/503 with Retry-After holds its origin back for every request of the client (issue 14), from now:
+      // before this request (or any other) chooses the origin of its next attempt.
+      const holdUntil =
+        event.type === 'attempt-failed' && event.failure.retryAfterMs !== undefined
+          ? holds.note(event.failure, event.at)
+          : undefined;
       // Every attempt's outcome feeds the origin set's health; a success is not a decision event.
       if (event.type === 'attempt-succeeded') {
         monitor.report({
@@ -450,6 +471,11 @@ function createClient(
       }
       if (onEvent === undefined) return;
       if (event.type === 'attempt-started') return emit(event.type, event.origin, event.attempt, {});
+      if (event.type === 'waiting-for-hold')
+        return emit(event.type, event.origin, event.attempt, {
+          delayMs: event.delayMs,
+          holdUntil: event.holdUntil,
+        });
       const { failure } = event;
       const failed = {
         failureClass: failure.class,
@@ -469,6 +495,16 @@ function createClient(
             acrossChange: event.acrossChange,
           }),
         );
+      if (holdUntil !== undefined)
+        notify({
+          type: 'origin-held',
+          origin: failure.origin,
+          host: originsById.get(failure.origin)?.host ?? '',
+          status: failure.status!,
+          retryAfterMs: failure.retryAfterMs!,
+          holdUntil,
+          requestId,
+        });
     };
     return { emit, onEmitted };
   }

@@ -17,10 +17,12 @@ export type DecisionEvent =
   | AttemptStartedEvent
   | AttemptFailedEvent
   | RetryScheduledEvent
+  | WaitingForHoldEvent
   | SucceededEvent
   | FailedEvent
   | DeferredEvent
   | HealthChangedEvent
+  | OriginHeldEvent
   | OutboxChangedEvent;
 
 export type DecisionEventType = DecisionEvent['type'];
@@ -105,6 +107,19 @@ export interface RetryScheduledEvent extends RequestEventFields, AttemptFields, 
   delayMs: number;
 }
 
+/**
+ * The request's next attempt waits for a server's hold on its origin (issue 14): another request of the client
+ * was answered 429 or 503 with a Retry-After, and the hold ends within this request's budget. `attempt` is the
+ * number of the attempt that waits.
+ */
+export interface WaitingForHoldEvent extends RequestEventFields, AttemptFields {
+  type: 'waiting-for-hold';
+  /** How long it waits. */
+  delayMs: number;
+  /** When the hold ends, on the client's clock. */
+  holdUntil: number;
+}
+
 export interface SucceededEvent extends RequestEventFields, AttemptFields {
   type: 'succeeded';
   /** From the cache (`lifetime: 'cached'`) while the origins failed: the response may be old. */
@@ -139,6 +154,24 @@ export interface HealthChangedEvent {
   /** The origin traffic goes to now, and its host; absent when no origin can take traffic. */
   origin?: string;
   host?: string;
+}
+
+/**
+ * An origin answered 429 or 503 with a Retry-After: every new attempt of the client to it is held back until
+ * `holdUntil` (issue 14, docs/failover.md#server-holds). Sent when a hold begins or grows longer.
+ */
+export interface OriginHeldEvent {
+  type: 'origin-held';
+  origin: string;
+  host: string;
+  /** The status that asked for the hold: 429 or 503. */
+  status: number;
+  /** The server's Retry-After, in ms. */
+  retryAfterMs: number;
+  /** When the hold ends, on the client's clock. */
+  holdUntil: number;
+  /** The request whose attempt got the answer. */
+  requestId: string;
 }
 
 /** The outbox changed (docs/durable.md#outbox-changed-events); `change` says how. */

@@ -42,24 +42,32 @@ export function preparedOf(entry: OutboxEntry): PreparedRequest {
   };
 }
 
-/** What the outbox learns from one send. */
+/**
+ * What the outbox learns from one send. A send that ended because a server hold on its origin outlasted its
+ * budget (issue 14) is deferred to the hold's end (`now` is the clock's time at the send's end): the hold counts
+ * as the Retry-After it came from.
+ */
 export function sendResultOf(
   output: RunOutput,
   origin: string,
   failures: readonly Failure[] = [],
+  now?: number,
 ): SendResult {
   if (output.status === 'succeeded') return { result: 'sent' };
-  const failure = output.failure ?? {
+  const holdMs =
+    output.holdUntil !== undefined && now !== undefined ? Math.max(0, output.holdUntil - now) : undefined;
+  const failure: Failure = output.failure ?? {
     class: output.reason === 'offline' ? 'offline' : 'unexpected',
     requestSent: 'no',
     origin: output.origin ?? origin,
     message: `ended ${output.reason} before an attempt`,
+    ...(holdMs === undefined ? {} : { retryAfterMs: holdMs }),
   };
   return {
     result: 'failed',
     failure,
     failures: failures.length ? failures : [failure],
-    retryAfterMs: failure.retryAfterMs,
+    retryAfterMs: holdMs === undefined ? failure.retryAfterMs : Math.max(failure.retryAfterMs ?? 0, holdMs),
     attempts: Math.max(1, output.attempts),
     retryable: isMendable(output.reason),
     endedOffline: output.reason === 'offline',

@@ -283,7 +283,7 @@ export function createDurableWork(deps: {
     trace?.end(output, clock.now());
     sendWaiters.get(entry.id)?.(output);
     if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts, {});
-    return sendResultOf(output, deps.primary, failures);
+    return sendResultOf(output, deps.primary, failures, clock.now());
   }
 
   return {

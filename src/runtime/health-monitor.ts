@@ -16,6 +16,7 @@ import type { ConnectivitySource } from '../connectivity/connectivity-source.js'
 import type { Policy } from '../policy/policy.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { probeAcrossChange } from './probe-across-change.js';
+import type { ServerHolds } from './server-holds.js';
 
 const originHealthDefinition = { table: originHealthTable, logic: originHealthLogic };
 
@@ -26,11 +27,18 @@ export interface HealthSnapshot {
   activeOrigin: string | undefined;
   /** When `state` began, on the client's clock. */
   since: number;
+  /**
+   * The server holds in force (issue 14), by origin id: until when (on the client's clock) the origin asked, with
+   * a 429 or 503 and a Retry-After, to get no new attempt. Empty when none is.
+   */
+  holdUntil: Readonly<Record<string, number>>;
 }
 
 export interface HealthMonitor {
   /** The origin of the next attempt (rule 7), or `undefined`: `no-healthy-origin`. */
   choose(write: boolean): string | undefined;
+  /** The origin `choose` would name if every origin under a server hold were out of the running. */
+  chooseUnheld(write: boolean): string | undefined;
   /** An attempt's outcome, as the request machine reports it. */
   report(event: Extract<OriginHealthEvent, { type: 'attempt.succeeded' | 'attempt.failed' }>): void;
   health(): HealthSnapshot;
@@ -51,11 +59,23 @@ export function createHealthMonitor(options: {
   connectivity?: ConnectivitySource | undefined;
   onChange?: ((change: HealthChanged, activeOrigin: string | undefined) => void) | undefined;
   runner: MachineRunner;
+  /** The client's server holds (issue 14). */
+  holds: ServerHolds;
 }): HealthMonitor {
-  const { clock, connectivity } = options;
+  const { clock, connectivity, holds } = options;
   const probes = probeAcrossChange(options.probe);
   const state = () => healthStateOf(machine.value);
   const choose = (write: boolean) => selectOrigin(machine.context, state(), write, clock.now());
+  const chooseUnheld = (write: boolean) => {
+    const now = clock.now();
+    return selectOrigin(
+      machine.context,
+      state(),
+      write,
+      now,
+      (origin) => holds.until(origin, now) !== undefined,
+    );
+  };
   const machine: MachineRun<OriginHealthContext> = options.runner.start(originHealthDefinition, {
     input: {
       origins: options.origins,
@@ -77,8 +97,14 @@ export function createHealthMonitor(options: {
 
   return {
     choose,
+    chooseUnheld,
     report: (event) => machine.send(event),
-    health: () => ({ state: state(), activeOrigin: choose(false), since: machine.context.since }),
+    health: () => ({
+      state: state(),
+      activeOrigin: choose(false),
+      since: machine.context.since,
+      holdUntil: holds.inForce(clock.now()),
+    }),
     stop() {
       unsubscribe?.();
       machine.stop();

@@ -5,6 +5,7 @@ import type { Policy } from '../policy/policy.js';
 import type { Transport } from '../transports/transport.js';
 import type { ProbeOption } from './client-options.js';
 import type { ResolvedOrigin } from './validate-client-options.js';
+import type { ServerHolds } from './server-holds.js';
 
 /**
  * The probe the health machine invokes, from the `probe` option: the app's function, or one request sent
@@ -21,20 +22,25 @@ export function createProbe(
     policy: Policy;
     originOf: (id: string) => ResolvedOrigin;
     isOffline: () => boolean;
+    holds: ServerHolds;
   },
 ): (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput> {
-  const { transport, clock, policy, originOf, isOffline } = deps;
+  const { transport, clock, policy, originOf, isOffline, holds } = deps;
   const probe = makeProbe(option, transport, clock, policy, originOf);
   // Rule 6: nothing is sent while offline. The machine takes an `offline` probe as telling nothing.
   return (input, signal) =>
     isOffline()
       ? Promise.resolve({ ok: false, failureClass: 'offline', at: clock.now() })
-      : // A transport that throws found the origin unfit; the answer is dated, so the machine keeps time.
-        probe(input, signal).catch(() => ({
-          ok: false,
-          failureClass: 'unexpected' as const,
-          at: clock.now(),
-        }));
+      : // The origin asked for a wait (issue 14): a probe is not sent before it ends, and counts as failed, since
+        // the server said it is not ready; the machine's next probe comes later.
+        holds.until(input.origin, clock.now()) !== undefined
+        ? Promise.resolve({ ok: false, failureClass: 'unavailable', at: clock.now() })
+        : // A transport that throws found the origin unfit; the answer is dated, so the machine keeps time.
+          probe(input, signal).catch(() => ({
+            ok: false,
+            failureClass: 'unexpected' as const,
+            at: clock.now(),
+          }));
 }
 
 function makeProbe(

@@ -126,12 +126,14 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // a URL, fetch's own init members checked) and isGraphQLQuery (issue 12, items 1 and 3) added 1.3 and 1.9 KB
   // (30.53 and 39.83 KB); the telemetry hooks (issue 13; the OTel code itself is in neither bundle) 0.16 and
   // 0.32 KB more (30.69 and 40.15 KB); streaming (issue 12, item 2) 0.25 and 0.23 KB (30.94 and 40.38 KB): the
-  // guards moved to 31.3 and 40.8 KB.
-  it('does not grow: the minimal app loads at most 31.3 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(31.3 * 1024);
+  // guards moved to 31.3 and 40.8 KB. Server holds (issue 14: the request machine's checkingHold and holding
+  // states in its table, the client's hold map, its events and health field) 0.73 and 0.78 KB (31.67 and
+  // 41.16 KB): the guards moved to 31.8 and 41.3 KB.
+  it('does not grow: the minimal app loads at most 31.8 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(31.8 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 40.8 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(40.8 * 1024);
+  it('does not grow: everything, in all its chunks, within 41.3 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(41.3 * 1024);
   });
 });

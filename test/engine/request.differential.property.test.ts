@@ -77,6 +77,9 @@ const answerArb = fc.record({
     }),
   ),
   origin: fc.option(fc.nat(2), { nil: undefined, freq: 6 }),
+  // A server hold on the chosen origin (issue 14): its length, and another origin free of holds, if any.
+  holdMs: fc.option(fc.constantFrom(1, 3_000, 30_000), { nil: undefined, freq: 3 }),
+  alternative: fc.option(fc.nat(2), { nil: undefined }),
   granted: fc.boolean(),
   reconcile: fc.constantFrom('applied', 'not-applied', 'unknown'),
 });
@@ -122,6 +125,13 @@ function answerFor(
         value: {
           origin: answer.origin === undefined ? undefined : origins[answer.origin % origins.length],
           at,
+          ...(answer.holdMs === undefined
+            ? {}
+            : {
+                holdUntil: at + answer.holdMs,
+                alternative:
+                  answer.alternative === undefined ? undefined : origins[answer.alternative % origins.length],
+              }),
         },
       };
     case 'claimRetry':
@@ -224,6 +234,8 @@ export async function runRequestDifferential(
     reject: false,
     transport: { kind: 'response', status: 204, retryAfter: undefined, attempts: undefined },
     origin: 0,
+    holdMs: undefined,
+    alternative: undefined,
     granted: true,
     reconcile: 'applied',
   };

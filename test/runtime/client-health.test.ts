@@ -13,7 +13,7 @@ const twoOrigins = [
 describe('client.health()', () => {
   it('starts healthy on the primary', () => {
     const h = harness([], { origins: twoOrigins });
-    expect(h.client.health()).toEqual({ state: 'healthy', activeOrigin: 'primary', since: 0 });
+    expect(h.client.health()).toEqual({ state: 'healthy', activeOrigin: 'primary', since: 0, holdUntil: {} });
   });
 
   it('reports a failover, and emits health-changed with from, to and the criterion, redacted like every event', async () => {
@@ -32,7 +32,12 @@ describe('client.health()', () => {
       'backup.example.test',
     ]);
     // Failed over when the second attempt failed: 250 + 100 ms of backoff.
-    expect(h.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 350 });
+    expect(h.client.health()).toEqual({
+      state: 'failedOver',
+      activeOrigin: 'backup',
+      since: 350,
+      holdUntil: {},
+    });
     const changed = h.events.filter((event) => event.type === 'health-changed');
     expect(changed).toEqual([
       expect.objectContaining({ from: 'healthy', to: 'suspect', criterion: 'consecutive-failures' }),

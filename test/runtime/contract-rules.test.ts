@@ -344,6 +344,7 @@ describe('rule 9: decision events carry no query string, header value, token or 
     expect(h.events.map((e) => e.type)).toEqual([
       'attempt-started',
       'attempt-failed',
+      'origin-held',
       'retry-scheduled',
       'attempt-started',
       'succeeded',

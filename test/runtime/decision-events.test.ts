@@ -41,10 +41,12 @@ describe('DecisionEvent, by type', () => {
       | 'attempt-started'
       | 'attempt-failed'
       | 'retry-scheduled'
+      | 'waiting-for-hold'
       | 'succeeded'
       | 'failed'
       | 'deferred'
       | 'health-changed'
+      | 'origin-held'
       | 'outbox-changed'
     >();
     expectTypeOf<Extract<DecisionEvent, { type: 'health-changed' }>>().toEqualTypeOf<HealthChangedEvent>();

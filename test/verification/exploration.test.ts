@@ -50,7 +50,8 @@ describe('exhaustive exploration (small bounds)', () => {
       expect(e.violations, e.machine).toEqual([]);
       expect(e.tableStates.unreachable, e.machine).toEqual([]);
     }
-  }, 120_000);
+    // Server holds (issue 14) made the request machine's states 1.6 times as many (34,292, from 21k).
+  }, 240_000);
 
   describe('catches a broken machine', () => {
     const request = requestModel({ maxAttempts: [2], methods: ['POST'] });
@@ -81,7 +82,7 @@ describe('exhaustive exploration (small bounds)', () => {
           message: 'state request.active.refreshingAuth is never entered',
         }),
       );
-    });
+    }, 60_000);
 
     it('(a) a state that cannot end on its own: the budget and backoff timers removed', () => {
       const table = withoutTransitions(request.run.table, [

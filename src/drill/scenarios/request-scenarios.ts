@@ -6,6 +6,7 @@ import { rateLimitedNoRetryAfter } from './rate-limited-no-retry-after.js';
 import { rateLimitedRetryAfter } from './rate-limited-retry-after.js';
 import { responseTimeout } from './response-timeout.js';
 import { retryStorm } from './retry-storm.js';
+import { sharedRetryAfter } from './shared-retry-after.js';
 import { unavailableNoRetryAfter } from './unavailable-no-retry-after.js';
 import { unavailableRetryAfter } from './unavailable-retry-after.js';
 import { writeTimeoutNoKey } from './write-timeout-no-key.js';
@@ -23,5 +24,6 @@ export const requestScenarios: readonly DrillScenario[] = [
   rateLimitedNoRetryAfter,
   unavailableRetryAfter,
   unavailableNoRetryAfter,
+  sharedRetryAfter,
   retryStorm,
 ];
