@@ -102,7 +102,7 @@ const PURE_TIME_RULES = {
 
 export default defineConfig(
   {
-    ignores: ['dist/', 'coverage/', 'node_modules/', 'docs/', '.drill/'],
+    ignores: ['dist/', 'coverage/', 'node_modules/', 'docs/', '.drill/', '.stryker-tmp/', 'reports/'],
   },
 
   js.configs.recommended,

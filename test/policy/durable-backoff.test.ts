@@ -177,4 +177,15 @@ describe('wakesWhenOnline', () => {
     expect(wakesWhenOnline(failure('connect'), 5_000)).toBe(false);
     expect(wakesWhenOnline({ ...failure('connect'), retryAfterMs: 5_000 })).toBe(false);
   });
+
+  it('keeps the wait of a network-path failure that may have reached a server', () => {
+    // A connect error after bytes went out (the transport says `unknown`): the server may have seen it.
+    expect(wakesWhenOnline(failure('connect', 'unknown'))).toBe(false);
+    expect(wakesWhenOnline(failure('dns', 'yes'))).toBe(false);
+  });
+
+  it('reads a Retry-After of 0 as no wait asked for', () => {
+    expect(wakesWhenOnline(failure('offline'), 0)).toBe(true);
+    expect(wakesWhenOnline({ ...failure('offline'), retryAfterMs: 0 })).toBe(true);
+  });
 });

@@ -101,6 +101,20 @@ describe('failoverCriterion', () => {
     expect(failoverCriterion(evidence, health, 12, 'unavailable')).toBe('failure-ratio');
   });
 
+  it('fails over on a ratio exactly failureRatio, with exactly minRequests outcomes', () => {
+    let evidence = noEvidence;
+    // ok, fail, ok, fail: 2 of 4 = 0.5, and 4 = minRequests; never 3 failures in a row.
+    for (const failed of [false, true, false, true]) evidence = addOutcome(evidence, health, 20, failed);
+    expect(failoverCriterion(evidence, health, 20, 'server-error')).toBe('failure-ratio');
+  });
+
+  it('does not fail over on a ratio below failureRatio, however many outcomes', () => {
+    let evidence = noEvidence;
+    // ok, ok, ok, fail: 1 of 4 = 0.25.
+    for (const failed of [false, false, false, true]) evidence = addOutcome(evidence, health, 20, failed);
+    expect(failoverCriterion(evidence, health, 20, 'server-error')).toBeUndefined();
+  });
+
   it('a success resets the consecutive count', () => {
     const evidence = addOutcome(failures(2), health, 5, false);
     expect(evidence).toMatchObject({ consecutiveFailures: 0, consecutiveSuccesses: 1 });
