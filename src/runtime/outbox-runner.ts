@@ -471,7 +471,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     async enqueue(entry, abandoned) {
       assertOpen('enqueue');
       // Written first (CONTRACT rule 10): the scheduler only hears of entries the store already has.
-      await tracked(store.add(entry));
+      // Per-entry claims: written claimed by this runner, so that no other one sends it before this one knows
+      // whether its request still wants it (`abandoned`).
+      await tracked(claims ? claims.add(entry, owner, OUTBOX_LEASE_TTL_MS, now()) : store.add(entry));
       // Its request ended while the write was under way (the budget ran out, or the client closed): the request
       // said nothing was stored, so nothing may be sent.
       if (abandoned?.aborted) return void (await tracked(store.remove(entry.id)));

@@ -112,6 +112,12 @@ export type ClaimAnswer =
  * the store knows its holder is gone (`postgresStore`: the holder's database session ended).
  */
 export interface OutboxClaims {
+  /**
+   * `OutboxStore.add`, with the new entry claimed by `owner` until `now + claimMs` (its attempts not counted):
+   * no other runner sends it before its writer has decided to keep it (a request that ended while its write
+   * was under way has the entry removed unsent).
+   */
+  add(entry: OutboxEntry, owner: string, claimMs: number, now: number): Promise<void>;
   claim(request: ClaimRequest): Promise<ClaimAnswer>;
   /** Moves every claim `owner` holds to expire at `now + claimMs` (a runner renews while it sends). */
   renew(owner: string, claimMs: number, now: number): Promise<void>;

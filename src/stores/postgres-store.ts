@@ -335,7 +335,36 @@ export function postgresStore(
     });
   }
 
+  /** Inserts a new entry, claimed for `claim.owner` when given. */
+  async function insert(
+    handle: Handle,
+    who: string,
+    entry: OutboxEntry,
+    claim?: { owner: string; until: number },
+  ): Promise<void> {
+    const result = await handle.pool.query(
+      `INSERT INTO ${s}.outbox (id, entry, body, status, order_key, attempts, next_attempt_at, server_wait,
+         claimed_by, claim_session, claim_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::int8, $11) ON CONFLICT (id) DO NOTHING`,
+      [
+        entry.id,
+        ...toRow(entry),
+        ...columnsOf(entry),
+        claim?.owner ?? null,
+        claim ? sessionKey : null,
+        claim?.until ?? null,
+      ],
+    );
+    if (result.rowCount === 0) throw duplicateIdError(who, entry.id);
+  }
+
   const claims: OutboxClaims = {
+    add: (entry, owner, claimMs, now) =>
+      call('claims.add', async (handle, who) => {
+        checkEntry(who, entry);
+        checkLease(who, owner, claimMs, now);
+        await insert(handle, who, entry, { owner, until: now + claimMs });
+      }),
     claim: (request) =>
       call('claims.claim', (handle, who) => {
         checkId(who, request?.id);
@@ -370,12 +399,7 @@ export function postgresStore(
     add: (entry) =>
       call('add', async (handle, who) => {
         checkEntry(who, entry);
-        const result = await handle.pool.query(
-          `INSERT INTO ${s}.outbox (id, entry, body, status, order_key, attempts, next_attempt_at, server_wait)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (id) DO NOTHING`,
-          [entry.id, ...toRow(entry), ...columnsOf(entry)],
-        );
-        if (result.rowCount === 0) throw duplicateIdError(who, entry.id);
+        await insert(handle, who, entry);
       }),
     // A write ends the entry's claim: it is what a runner does when its send is over.
     update: (entry) =>

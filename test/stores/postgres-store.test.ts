@@ -201,6 +201,19 @@ describe('postgresStore', () => {
       await closeAll();
     });
 
+    it('adds an entry claimed by its writer: no other runner sends it before the writer keeps it', async () => {
+      const writer = open();
+      const other = open(writer.schema);
+      await writer.claims.add(makeEntry('a', { nextAttemptAt: 0 }), 'writer', 1_000, 100);
+      await expect(writer.claims.add(makeEntry('a'), 'writer', 1_000, 100)).rejects.toThrow(
+        /"a" exists already/,
+      );
+      expect(await other.get('a')).toEqual(makeEntry('a', { nextAttemptAt: 0 }));
+      expect(await claim(other, 'a', 'other', 1, 200)).toEqual({ status: 'taken', until: 1_100 });
+      expect(await claim(writer, 'a', 'writer', 1, 200)).toEqual({ status: 'claimed' });
+      await closeAll();
+    });
+
     it('lets an entry be claimed only when no earlier entry of its orderKey is pending', async () => {
       const store = open();
       await store.add(makeEntry('k1', { orderKey: 'k' }));
