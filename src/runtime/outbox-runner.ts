@@ -222,9 +222,21 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   /** The store's per-entry claims, when it has them: every runner sends, each entry claimed by one at a time. */
   const claims = store.claims;
 
+  /**
+   * Entries other runners held when last asked (`claims.heldElsewhere`), until their claims end: a claim of one of
+   * them is answered here, without a store call, for CLAIM_RECHECK_MIN_MS after the list was read.
+   */
+  let heldElsewhere = new Map<string, number>();
+  let heldElsewhereAt = -Infinity;
+  const takenUntil = (from: number, until: number) =>
+    from + Math.min(Math.max(until - from, CLAIM_RECHECK_MIN_MS), CLAIM_RECHECK_MS);
+
   /** Claims the entry for this runner in a store with per-entry claims, counting its attempt. */
   const claimEntry = async (claims: OutboxClaims, id: string, attempts: number): Promise<CommitOutcome> => {
     const at = now();
+    const known = heldElsewhere.get(id);
+    if (known !== undefined && known > at && at - heldElsewhereAt < CLAIM_RECHECK_MIN_MS)
+      return { status: 'taken', until: takenUntil(at, known) };
     const answer = await answered(
       claims.claim({
         id,
@@ -246,8 +258,15 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       case 'missing':
         return { status: 'missing' };
       case 'taken': {
-        const wait = Math.min(Math.max(answer.until - at, CLAIM_RECHECK_MIN_MS), CLAIM_RECHECK_MS);
-        return { status: 'taken', until: at + wait };
+        // Another runner is sending: the ones it holds besides this are skipped without asking one by one.
+        if (at - heldElsewhereAt >= CLAIM_RECHECK_MIN_MS) {
+          heldElsewhereAt = at;
+          const held = await answered(claims.heldElsewhere(owner, at), 'store.claims.heldElsewhere').catch(
+            () => [],
+          );
+          heldElsewhere = new Map(held.map(({ id, until }) => [id, until]));
+        }
+        return { status: 'taken', until: takenUntil(at, answer.until) };
       }
     }
   };

@@ -119,6 +119,11 @@ export interface OutboxClaims {
    */
   add(entry: OutboxEntry, owner: string, claimMs: number, now: number): Promise<void>;
   claim(request: ClaimRequest): Promise<ClaimAnswer>;
+  /**
+   * The entries other live runners hold now, with when each claim ends: a runner skips them without asking one
+   * by one (N runners walk one queue in the same order, so each would otherwise ask about the others' entries).
+   */
+  heldElsewhere(owner: string, now: number): Promise<Array<{ id: string; until: number }>>;
   /** Moves every claim `owner` holds to expire at `now + claimMs` (a runner renews while it sends). */
   renew(owner: string, claimMs: number, now: number): Promise<void>;
   /** Gives back every claim `owner` holds (a runner closing: others may send them at once). */

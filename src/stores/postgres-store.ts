@@ -377,6 +377,17 @@ export function postgresStore(
           );
         return claim(handle.pool, request);
       }),
+    heldElsewhere: (owner, now) =>
+      call('claims.heldElsewhere', async (handle, who) => {
+        checkLease(who, owner, 1, now);
+        const { rows } = await handle.pool.query(
+          `SELECT id, claim_until AS until FROM ${s}.outbox
+           WHERE claimed_by IS NOT NULL AND claimed_by <> $1 AND claim_until > $2 AND status = 'pending'
+             AND ${sessionAlive('claim_session')}`,
+          [owner, now],
+        );
+        return rows as Array<{ id: string; until: number }>;
+      }),
     renew: (owner, claimMs, now) =>
       call('claims.renew', async (handle, who) => {
         checkLease(who, owner, claimMs, now);

@@ -214,6 +214,18 @@ describe('postgresStore', () => {
       await closeAll();
     });
 
+    it('lists the entries other live runners hold, with when their claims end', async () => {
+      const one = open();
+      for (const id of ['a', 'b', 'c']) await one.add(makeEntry(id, { nextAttemptAt: 0 }));
+      await claim(one, 'a', 'one', 1, 100);
+      await claim(one, 'b', 'two', 1, 200);
+      expect(await one.claims.heldElsewhere('one', 300)).toEqual([{ id: 'b', until: 1_200 }]);
+      expect(await one.claims.heldElsewhere('two', 300)).toEqual([{ id: 'a', until: 1_100 }]);
+      // Expired claims are nobody's.
+      expect(await one.claims.heldElsewhere('three', 1_150)).toEqual([{ id: 'b', until: 1_200 }]);
+      await closeAll();
+    });
+
     it('lets an entry be claimed only when no earlier entry of its orderKey is pending', async () => {
       const store = open();
       await store.add(makeEntry('k1', { orderKey: 'k' }));
