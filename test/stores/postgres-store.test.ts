@@ -37,6 +37,31 @@ describeOutboxStore('postgresStore', async () => {
   };
 });
 
+/**
+ * Ends the database sessions of `applicationName` as a crash of their process does (their connections close),
+ * and waits until the server has ended them: pg_terminate_backend only signals the backend.
+ */
+async function killSessions(applicationName: string): Promise<void> {
+  const { rows } = await admin.query(
+    'SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
+    [applicationName],
+  );
+  const pids = (rows as Array<{ pid: number }>).map((row) => row.pid);
+  expect(pids.length).toBeGreaterThan(0);
+  await admin.query('SELECT pg_terminate_backend(pid) FROM unnest($1::int[]) AS pid', [pids]);
+  // Gone, and their locks with them.
+  const left = `SELECT (SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1))
+                     + (SELECT count(*) FROM pg_locks WHERE pid = ANY($1)) AS n`;
+  for (let waited = 0; ; waited += 20) {
+    const {
+      rows: [row],
+    } = await admin.query(left, [pids]);
+    if (Number((row as { n: string }).n) === 0) return;
+    if (waited > 10_000) throw new Error(`the sessions of ${applicationName} did not end`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 describe('postgresStore', () => {
   const opened: OutboxStore[] = [];
   /** A store in a fresh schema (or the one given), closed after the test. */
@@ -129,14 +154,6 @@ describe('postgresStore', () => {
   });
 
   describe('a holder that is gone', () => {
-    /** Ends the store's database sessions as a crash of its process does (its connections close). */
-    async function killSessions(applicationName: string) {
-      await admin.query(
-        'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()',
-        [applicationName],
-      );
-    }
-
     it('frees its lease at once, before the lease expires, when its session ends', async () => {
       const schema = freshSchema();
       const doomed = new pg.Pool({ connectionString: server.url(), application_name: 'doomed' });
@@ -319,9 +336,7 @@ describe('postgresStore', () => {
           }),
         ).toEqual({ status: 'claimed' });
         expect(await claim(alive, 'a', 'alive', 2, 10)).toEqual({ status: 'taken', until: 60_000 });
-        await admin.query(
-          "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'doomed-claims'",
-        );
+        await killSessions('doomed-claims');
         expect(await claim(alive, 'a', 'alive', 2, 20)).toEqual({ status: 'claimed' });
       } finally {
         await closeAll();
