@@ -111,7 +111,9 @@ export async function startPostgres(options: { readyMs?: number } = {}): Promise
     // The folder goes with it, so a dead test process leaves nothing behind either.
     const script = 'dir=$1; shift; "$@" & pg=$!; read _; kill -INT $pg; wait $pg; rm -rf "$dir"';
     const [command, ...rest] = unprivileged(['sh', '-c', script, 'postgres', dir, ...postgres]);
-    const started = spawn(command!, rest, { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'] });
+    // Its own process group: a signal to this one's (Ctrl-C, a runner's timeout) does not cut the clean-up short;
+    // the closed pipe stops it.
+    const started = spawn(command!, rest, { cwd: dir, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     child = started;
     exited = new Promise((resolve) => started.once('exit', () => resolve()));
     started.stdout?.on('data', (chunk: Buffer) => (log += chunk.toString()));
