@@ -541,6 +541,10 @@ export function renderMarkdown(results: BenchResults): string {
     '## Before the second round of issue 10',
     '',
     BEFORE_ROUND_TWO,
+    '',
+    '## Many senders on PostgreSQL',
+    '',
+    MANY_SENDERS,
   ].join('\n')}\n`;
 }
 
@@ -586,4 +590,19 @@ const BEFORE_ROUND_TWO = [
   '| `loopbackThroughputVsFetch` (÷ fetch with timeout) |    0.56 x (0.81) |    0.71 x (0.83) |',
   '| `loadTimeVsRawLoop`                                |           1.26 x |           1.06 x |',
   '| `bundleMinimalKB` / `bundleEverythingKB`           | 29.35 / 38.19 KB | 28.92 / 37.65 KB |',
+].join('\n');
+
+/**
+ * `npm run bench:pg` (bench/pg-throughput.ts, issue 16), run on its own: its figures are kept as written, so that
+ * `npm run bench` does not drop them when it rewrites docs/benchmarks.md.
+ */
+const MANY_SENDERS = [
+  "`npm run bench:pg` (bench/pg-throughput.ts; not part of `npm run bench`, and kept here as written): worker processes (bench/pg-worker.ts, each a failwise client on a `postgresStore`, `durable.concurrency: 4`, `order: 'per-key'`, no orderKeys) share one outbox of 400 pending entries on a PostgreSQL 15 server the script starts (initdb defaults, `fsync=off`, loopback); a loopback origin in the script's process answers every POST after 20 ms. Timed from `go` (every worker's store already open) until the origin has seen every entry; each round checks that every entry reached the origin exactly once. 1 and 3 workers alternate, 3 rounds each after a warm-up; medians. Measured on 2026-12-02 11:27 UTC, Node v20.20.2, linux x64, 2 cores, while other work ran on the machine (load average 12 to 20):",
+  '',
+  '| workers | median time | entries / s | ratio to one worker |   target |',
+  '| ------: | ----------: | ----------: | ------------------: | -------: |',
+  '|       1 |   14,620 ms |          27 |              1.00 x |          |',
+  '|       3 |   26,464 ms |          15 |              0.55 x | >= 2.5 x |',
+  '',
+  "Not met. The entries each of the 3 workers sent, per round: 148 / 116 / 135; 129 / 110 / 157; 135 / 141 / 120: the queue is shared, no entry was sent twice, but three workers delivered less than one. One worker made 27 entries per second where its 4 sends at a time would allow 200 against a 20 ms origin: on this machine, crowded with other work, each entry's CPU and database round trips (a claim transaction, a read, the send, a delete), not the origin, set the pace, and three processes only shared the same starved cores and added claim collisions. Issue 16's figure needs a run on a quiet machine before anything else is concluded.",
 ].join('\n');

@@ -76,7 +76,14 @@ export type {
 export { memoryStore } from './stores/memory-store.js';
 export { memoryCache } from './cache/memory-cache.js';
 export type { ResponseCache, CachedResponse } from './cache/response-cache.js';
-export type { OutboxStore, OutboxEntry, StoredRequest } from './stores/outbox-store.js';
+export type {
+  OutboxStore,
+  OutboxEntry,
+  StoredRequest,
+  OutboxClaims,
+  ClaimRequest,
+  ClaimAnswer,
+} from './stores/outbox-store.js';
 
 export { FailwiseError } from './errors/failwise-error.js';
 export { PolicyError } from './errors/policy-error.js';

@@ -373,13 +373,25 @@ export function recordCommitSucceeded({ context }: Args, event: EventOf<'commit.
       ...e,
       // Whatever the write was, the store's count is now the summary's: nothing counted is left unmade.
       counted: false,
-      ...changes,
       commit: undefined,
       heldUntil: undefined,
+      taken: undefined,
+      ...changes,
     }));
 
   switch (commit.op) {
     case 'claim': {
+      if (event.takenUntil !== undefined) {
+        // Another runner sends it (or an earlier entry of its group) now: ask again then, sending nothing.
+        return {
+          changes: {
+            now,
+            storeFailures,
+            entries: update({ status: 'pending', heldUntil: event.takenUntil, taken: true }),
+          },
+          stop,
+        };
+      }
       if (event.stored) {
         // Another runner moved the entry on: take the store's version, and send nothing now.
         return { changes: { now, storeFailures, entries: update(summarize(event.stored)) }, stop };
@@ -495,7 +507,7 @@ export function recordCommitFailed({ context }: Args, event: EventOf<'commit.fai
   const reverted: OutboxEntrySummary =
     commit.op === 'revive'
       ? { ...entry, status: 'dead', commit: undefined }
-      : { ...entry, status: 'pending', commit: undefined, heldUntil: now + holdOffMs };
+      : { ...entry, status: 'pending', commit: undefined, heldUntil: now + holdOffMs, taken: undefined };
   return {
     changes: { now, storeFailures, entries: replace(context.entries, entry.id, () => reverted) },
     stop,

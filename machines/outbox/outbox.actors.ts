@@ -18,7 +18,12 @@ export type CommitOutcome =
   /** A claim did not apply: the store's entry is not the one the machine knew (another runner moved it on). */
   | { status: 'stale'; stored: OutboxEntryRecord }
   /** The store has no such entry any more. */
-  | { status: 'missing' };
+  | { status: 'missing' }
+  /**
+   * A claim did not apply because another runner holds the entry, or an earlier entry of its order group, in a
+   * store with per-entry claims (`OutboxStore.claims`): ask again at `until`.
+   */
+  | { status: 'taken'; until: number };
 
 export interface OutboxActorOptions {
   /** Stamps each reported event with this clock time (the runtime passes `clock.now`). */

@@ -49,6 +49,7 @@ export function commitEntryReply(
     type: 'commit.succeeded',
     id: input.id,
     ...(outcome.value.status === 'stale' ? { stored: outcome.value.stored } : {}),
+    ...(outcome.value.status === 'taken' ? { takenUntil: outcome.value.until } : {}),
   };
 }
 

@@ -45,8 +45,13 @@ export interface OutboxEntrySummary {
    * forward.
    */
   nextAttemptAt: number;
-  /** In memory only: after a failed store write, nothing is written for this entry before this time. */
+  /**
+   * In memory only: nothing is written for this entry before this time, after a failed store write or while
+   * another runner holds it (`taken`).
+   */
   heldUntil?: number | undefined;
+  /** In memory only: `heldUntil` is set because another runner holds the entry or an earlier one of its group. */
+  taken?: boolean | undefined;
   /**
    * In memory only: the store already counts the next attempt (`attempts`), which was not made because the
    * device went offline while it was being counted. The next send uses it instead of counting another.
@@ -204,8 +209,16 @@ export type OutboxMachineEvent =
   /**
    * From `commitEntry`: the write is in the store. `stored` is given when a claim did not apply because the
    * store's entry was not what the machine expected (another runner moved it on): the machine takes it.
+   * `takenUntil` is given when a claim did not apply because another runner holds the entry (or an earlier one
+   * of its group): the machine asks again then.
    */
-  | { type: 'commit.succeeded'; id: string; stored?: OutboxEntryRecord | undefined; at?: number | undefined }
+  | {
+      type: 'commit.succeeded';
+      id: string;
+      stored?: OutboxEntryRecord | undefined;
+      takenUntil?: number | undefined;
+      at?: number | undefined;
+    }
   /**
    * From `commitEntry`: the write failed; the store keeps the entry as it was. The error by name only: a store's
    * message or fields may quote the row it was writing.

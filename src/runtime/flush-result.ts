@@ -4,7 +4,7 @@ import type { OutboxEntrySummary, OutboxMachineContext } from '../../machines/ou
  * Why entries are still pending when `client.outbox.flush()` resolves:
  * - `offline`: the connectivity source says offline, so nothing is sent (rule 6);
  * - `lease-held`: another live tab or process held the lease for all of `policy.durable.flushWaitMs` (it sends
- *   them in its turn);
+ *   them in its turn), or, in a store with per-entry claims, holds the entries (or earlier ones of their group);
  * - `retry-after`: a server asked for a wait that has not passed (rule 5: flush never sends sooner);
  * - `backoff`: a send failed during the flush and the entry waits for its next time;
  * - `store-failed`: the store did not answer (reading it, the lease, or a write), so the entry waits.
@@ -39,7 +39,10 @@ function reasonOf(waiting: readonly OutboxEntrySummary[], now: number, facts: Fl
   if (!facts.online) return 'offline';
   if (facts.loadFailed || facts.lease === 'failed') return 'store-failed';
   if (facts.lease === 'refused') return 'lease-held';
-  if (waiting.some((entry) => (entry.heldUntil ?? -Infinity) > now)) return 'store-failed';
+  const held = waiting.filter((entry) => (entry.heldUntil ?? -Infinity) > now);
+  if (held.some((entry) => entry.taken !== true)) return 'store-failed';
+  // Another live runner sends them (a store with per-entry claims).
+  if (held.length > 0) return 'lease-held';
   if (waiting.some((entry) => entry.heldByServer === true && entry.nextAttemptAt > now)) return 'retry-after';
   return 'backoff';
 }

@@ -18,7 +18,7 @@ import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import { errorNameOf } from '../policy/error-name.js';
 import type { Policy } from '../policy/policy.js';
-import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
+import type { OutboxClaims, OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { matchesValue } from '../engine/lean-actor.js';
@@ -37,6 +37,23 @@ export const OUTBOX_LEASE_TTL_MS = 30_000;
  * again this often: the holder gives it back as soon as it is idle, and a dead holder's lease is free at once.
  */
 export const FLUSH_LEASE_POLL_MS = 100;
+
+/**
+ * With a store that claims single entries (`OutboxStore.claims`), an entry another runner holds is asked about
+ * again after at most this long: the store cannot tell when a claim ends early (the holder finished it, or its
+ * session ended), and asking costs one small transaction.
+ */
+export const CLAIM_RECHECK_MS = 1_000;
+
+/** ...and after at least this long, so that a row being written right now is not asked about in a busy loop. */
+export const CLAIM_RECHECK_MIN_MS = 100;
+
+/**
+ * With a store that claims single entries, the runner reads the store this often while idle, so that entries
+ * other processes wrote (or left behind when they died) join its queue: every runner sends, none waits for a
+ * lease that would make it read the store.
+ */
+export const CLAIM_POLL_MS = 1_000;
 
 /** A stored entry keeps its last this many failures (`OutboxEntry.failures`). */
 export const MAX_STORED_FAILURES = 20;
@@ -202,7 +219,60 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   const answered = <T>(promise: Promise<T>, what: string): Promise<T> =>
     answeredWithin(clock, tracked(promise), STORE_ANSWER_MS, what, answerWatches);
 
+  /** The store's per-entry claims, when it has them: every runner sends, each entry claimed by one at a time. */
+  const claims = store.claims;
+
+  /**
+   * Entries other runners held when last asked (`claims.heldElsewhere`), until their claims end: a claim of one of
+   * them is answered here, without a store call, for CLAIM_RECHECK_MIN_MS after the list was read.
+   */
+  let heldElsewhere = new Map<string, number>();
+  let heldElsewhereAt = -Infinity;
+  const takenUntil = (from: number, until: number) =>
+    from + Math.min(Math.max(until - from, CLAIM_RECHECK_MIN_MS), CLAIM_RECHECK_MS);
+
+  /** Claims the entry for this runner in a store with per-entry claims, counting its attempt. */
+  const claimEntry = async (claims: OutboxClaims, id: string, attempts: number): Promise<CommitOutcome> => {
+    const at = now();
+    const known = heldElsewhere.get(id);
+    if (known !== undefined && known > at && at - heldElsewhereAt < CLAIM_RECHECK_MIN_MS)
+      return { status: 'taken', until: takenUntil(at, known) };
+    const answer = await answered(
+      claims.claim({
+        id,
+        owner,
+        attempts,
+        claimMs: OUTBOX_LEASE_TTL_MS,
+        now: at,
+        order: policy.durable.order,
+        // flush() brings backoff forward for the entries it sends (never a server's Retry-After: the store checks).
+        ignoreBackoff: flushCounts.size > 0,
+      }),
+      'store.claims.claim',
+    );
+    switch (answer.status) {
+      case 'claimed':
+        return { status: 'committed' };
+      case 'stale':
+        return { status: 'stale', stored: entryRecordOf(answer.stored) };
+      case 'missing':
+        return { status: 'missing' };
+      case 'taken': {
+        // Another runner is sending: the ones it holds besides this are skipped without asking one by one.
+        if (at - heldElsewhereAt >= CLAIM_RECHECK_MIN_MS) {
+          heldElsewhereAt = at;
+          const held = await answered(claims.heldElsewhere(owner, at), 'store.claims.heldElsewhere').catch(
+            () => [],
+          );
+          heldElsewhere = new Map(held.map(({ id, until }) => [id, until]));
+        }
+        return { status: 'taken', until: takenUntil(at, answer.until) };
+      }
+    }
+  };
+
   const commit = async ({ id, commit }: { id: string; commit: OutboxCommit }): Promise<CommitOutcome> => {
+    if (commit.op === 'claim' && claims) return claimEntry(claims, id, commit.attempts);
     if (commit.op === 'remove') {
       await answered(store.remove(id), 'store.remove');
       return { status: 'committed' };
@@ -287,6 +357,11 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   /** The store's last answer to a lease request: what a flush that ends waiting for the lease reports. */
   let leaseAnswer: FlushFacts['lease'] = 'free';
   const askLease = async (ttlMs: number) => {
+    // Per-entry claims need no lease: every runner sends. Asking for it renews the claims this runner holds.
+    if (claims) {
+      await answered(claims.renew(owner, ttlMs, now()), 'store.claims.renew');
+      return { held: true, at: now() };
+    }
     try {
       const held = await answered(store.acquireLease(owner, ttlMs, now()), 'store.acquireLease');
       leaseAnswer = held ? 'free' : 'refused';
@@ -310,7 +385,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     actors: {
       loadEntries,
       acquireLease: ({ ttlMs }: AcquireLeaseInput) => askLease(ttlMs),
-      releaseLease: () => answered(store.releaseLease(owner), 'store.releaseLease'),
+      // With per-entry claims there is no lease to give back: each claim ends when its entry is written.
+      releaseLease: () =>
+        claims ? Promise.resolve() : answered(store.releaseLease(owner), 'store.releaseLease'),
     },
     spawned: {
       commitEntry: (input: CommitEntryInput, signal: AbortSignal) =>
@@ -337,6 +414,32 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   });
 
   started = true;
+
+  /**
+   * Per-entry claims: while idle, reads the store every CLAIM_POLL_MS and takes in the entries it does not know
+   * (written by other processes, or left by one that died). Busy, it reads the store each time it starts again.
+   */
+  let pollTimer: unknown;
+  /** Takes in the stored entries the machine does not know. */
+  const takeInStored = async () => {
+    const stored = await answered(store.list(), 'store.list');
+    const known = new Set(machine.context.entries.map((e) => e.id));
+    for (const entry of stored) {
+      if (closing || known.has(entry.id)) continue;
+      machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: now() });
+    }
+  };
+  const poll = async () => {
+    try {
+      if (machine.status === 'active' && machine.matches({ running: { lease: 'released' } }))
+        await takeInStored();
+    } catch {
+      // The store did not answer: the next poll asks again.
+    } finally {
+      if (!closing) pollTimer = clock.setTimeout(() => void poll(), CLAIM_POLL_MS);
+    }
+  };
+  if (claims) pollTimer = clock.setTimeout(() => void poll(), CLAIM_POLL_MS);
 
   let closing: Promise<void> | undefined;
   const unsubscribe = connectivity?.subscribe((hint) => {
@@ -387,7 +490,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     async enqueue(entry, abandoned) {
       assertOpen('enqueue');
       // Written first (CONTRACT rule 10): the scheduler only hears of entries the store already has.
-      await tracked(store.add(entry));
+      // Per-entry claims: written claimed by this runner, so that no other one sends it before this one knows
+      // whether its request still wants it (`abandoned`).
+      await tracked(claims ? claims.add(entry, owner, OUTBOX_LEASE_TTL_MS, now()) : store.add(entry));
       // Its request ended while the write was under way (the budget ran out, or the client closed): the request
       // said nothing was stored, so nothing may be sent.
       if (abandoned?.aborted) return void (await tracked(store.remove(entry.id)));
@@ -404,6 +509,8 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
         let quiet = await until((s) => !s.matches('loading'));
         const deadline = now() + policy.durable.flushWaitMs;
         if (quiet.status === 'active' && !quiet.matches('loadFailed')) {
+          // Per-entry claims: other processes' entries are this runner's to send too.
+          if (claims) await takeInStored().catch(() => undefined);
           machine.send({ type: 'outbox.flush', at: now() });
           quiet = await until(isQuiet);
           // Another live runner holds the lease: it gives it back once idle (a dead one's is free at once).
@@ -455,6 +562,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     close() {
       closing ??= (async () => {
         unsubscribe?.();
+        if (pollTimer !== undefined) clock.clearTimeout(pollTimer);
         for (const end of [...pauses]) end();
         machine.send({ type: 'outbox.close' });
         // Stopping the machine clears its timers and stops its children (aborting sends in flight).
@@ -467,7 +575,12 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
         while (inFlight.size > 0) {
           if (!(await settledWithin(clock, Promise.all([...inFlight]), STORE_WAIT_MS))) break;
         }
-        await settledWithin(clock, store.releaseLease(owner), STORE_WAIT_MS);
+        // Claims of sends cut short go back at once, so other runners send them without waiting for their time.
+        await settledWithin(
+          clock,
+          claims ? claims.releaseAll(owner) : store.releaseLease(owner),
+          STORE_WAIT_MS,
+        );
       })();
       return closing;
     },

@@ -64,4 +64,68 @@ export interface OutboxStore {
   releaseLease(owner: string): Promise<void>;
   /** Releases what the store holds open (a database handle). The store is not used afterwards. */
   close(): Promise<void>;
+  /**
+   * Present on stores that let many runners send at once (`postgresStore`): each entry is claimed by one runner
+   * for a time instead of one runner holding the lease for the whole store. Stores without it keep the lease.
+   */
+  readonly claims?: OutboxClaims | undefined;
+}
+
+/** What `OutboxClaims.claim` is asked. */
+export interface ClaimRequest {
+  id: string;
+  /** The runner claiming it (its lease owner name). */
+  owner: string;
+  /** The entry's attempt count once claimed; the store must hold `attempts - 1` for the claim to apply. */
+  attempts: number;
+  /** The claim lasts until `now + claimMs`, unless renewed. */
+  claimMs: number;
+  /** The caller's clock time. */
+  now: number;
+  /** `order` of `policy.durable`: with `fifo` any earlier pending entry blocks, with `per-key` one of its `orderKey`. */
+  order: 'fifo' | 'per-key';
+  /**
+   * `flush()`: an entry whose stored `nextAttemptAt` is later than `now` may be claimed, unless its server
+   * asked for that wait (Retry-After, CONTRACT rule 5).
+   */
+  ignoreBackoff: boolean;
+}
+
+/** How a claim went. */
+export type ClaimAnswer =
+  /** Claimed for `owner`, its attempt counted: send it. */
+  | { status: 'claimed' }
+  /**
+   * Another live runner holds a claim on it (or is writing it right now), or an earlier entry of its order
+   * group is still pending: ask again at `until` (a claim's expiry) at the latest.
+   */
+  | { status: 'taken'; until: number }
+  /** The stored entry is not the one the caller knew (counted, rescheduled or dead-lettered since): here it is. */
+  | { status: 'stale'; stored: OutboxEntry }
+  /** No entry with that id. */
+  | { status: 'missing' };
+
+/**
+ * Claims on single entries (`OutboxStore.claims`): N runners share one queue, none sends an entry another runner
+ * holds, and an entry is claimable only when no earlier entry of its order group is pending. A claim ends when
+ * the entry is next written (`update`, `remove`), when it is given back, when its time runs out, or at once when
+ * the store knows its holder is gone (`postgresStore`: the holder's database session ended).
+ */
+export interface OutboxClaims {
+  /**
+   * `OutboxStore.add`, with the new entry claimed by `owner` until `now + claimMs` (its attempts not counted):
+   * no other runner sends it before its writer has decided to keep it (a request that ended while its write
+   * was under way has the entry removed unsent).
+   */
+  add(entry: OutboxEntry, owner: string, claimMs: number, now: number): Promise<void>;
+  claim(request: ClaimRequest): Promise<ClaimAnswer>;
+  /**
+   * The entries other live runners hold now, with when each claim ends: a runner skips them without asking one
+   * by one (N runners walk one queue in the same order, so each would otherwise ask about the others' entries).
+   */
+  heldElsewhere(owner: string, now: number): Promise<Array<{ id: string; until: number }>>;
+  /** Moves every claim `owner` holds to expire at `now + claimMs` (a runner renews while it sends). */
+  renew(owner: string, claimMs: number, now: number): Promise<void>;
+  /** Gives back every claim `owner` holds (a runner closing: others may send them at once). */
+  releaseAll(owner: string): Promise<void>;
 }

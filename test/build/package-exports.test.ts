@@ -73,6 +73,15 @@ describe('the published package', () => {
     expect(peerDependenciesMeta['@tanstack/query-core']).toEqual({ optional: true });
   });
 
+  it('takes pg 8 as an optional peer, for postgresStore only', () => {
+    const { peerDependencies, peerDependenciesMeta } = pkg as unknown as {
+      peerDependencies: Record<string, string>;
+      peerDependenciesMeta: Record<string, { optional?: boolean }>;
+    };
+    expect(peerDependencies['pg']).toBe('^8');
+    expect(peerDependenciesMeta['pg']).toEqual({ optional: true });
+  });
+
   it('has a built file for every path in its exports map, types included', () => {
     const paths = Object.entries(pkg.exports).flatMap(([, value]) => targets(value));
     expect(paths.filter((path) => path.endsWith('.d.ts')).length).toBeGreaterThanOrEqual(5);
@@ -112,7 +121,7 @@ describe('the published package', () => {
     expect(entries['machines']).toBe(
       'commitEntryActor,entryRecordOf,healthStateOf,originHealthMachine,outboxMachine,requestMachine,selectOrigin,sendEntryActor,withInspector,xstateRunner',
     );
-    expect(entries['node']).toBe('nodeHttpTransport,sqliteStore');
+    expect(entries['node']).toBe('nodeHttpTransport,postgresStore,sqliteStore');
     expect(entries['browser']).toBe('browserConnectivity,fetchTransport,indexedDbStore');
     expect(entries['otel']).toBe('DURATION_BUCKETS,openTelemetry');
     // It works on the objects the app passes in: no import of @tanstack/query-core, which is not installed here.

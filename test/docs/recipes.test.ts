@@ -44,6 +44,7 @@ const recipes = {
   browser: browserBlocks[0] ?? '',
   'react-native': reactNativeBlocks[0] ?? '',
   node: nodeBlocks[0] ?? '',
+  'node fleet': nodeBlocks[1] ?? '',
 };
 
 /** Just enough of the third-party packages' types for the recipes: the members they use, as published. */
@@ -162,8 +163,8 @@ function swap(code: string, from: string, to: string): string {
 }
 
 describe('the recipes of docs/recipes.md', () => {
-  it('are one block for the browser, one for React Native and one for Node', () => {
-    expect([browserBlocks.length, reactNativeBlocks.length, nodeBlocks.length]).toEqual([1, 1, 1]);
+  it('are one block for the browser, one for React Native and two for Node (SQLite, PostgreSQL)', () => {
+    expect([browserBlocks.length, reactNativeBlocks.length, nodeBlocks.length]).toEqual([1, 1, 2]);
   });
 
   it('type-check as written, the browser and React Native ones as bundlers resolve them', () => {
@@ -177,7 +178,10 @@ describe('the recipes of docs/recipes.md', () => {
       true,
     );
     expect(bundled.errors).toEqual([]);
-    const node = typeCheck({ '__recipe-node.ts': recipes.node }, 'src/index.node.ts');
+    const node = typeCheck(
+      { '__recipe-node.ts': recipes.node, '__recipe-node-fleet.ts': recipes['node fleet'] },
+      'src/index.node.ts',
+    );
     expect(node.errors).toEqual([]);
     // failwise resolved to src/, not to a build of it.
     for (const entry of ['src/index.ts', 'src/browser.ts', 'src/react-native.ts'])
@@ -202,6 +206,11 @@ describe('the recipes of docs/recipes.md', () => {
         'failwise/react-native netInfoConnectivity',
       ],
       node: ['failwise createFailoverClient', 'failwise/node nodeHttpTransport', 'failwise/node sqliteStore'],
+      'node fleet': [
+        'failwise createFailoverClient',
+        'failwise/node nodeHttpTransport',
+        'failwise/node postgresStore',
+      ],
     };
     for (const [name, code] of Object.entries(recipes)) {
       const imports = failwiseImports(code);

@@ -35,14 +35,14 @@ export const DEFAULT_FIXTURE = fileURLToPath(new URL('../fixtures/durable-writer
 // Seeded randomness
 
 /** FNV-1a of a string: derives independent seeds from the run's seed and a name. */
-function hash(text: string): number {
+export function hash(text: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return h >>> 0;
 }
 
 /** One draw from a PRNG seeded by `parts`: the same parts always give the same number. */
-const drawFor = (...parts: Array<string | number>) => seededRandom(hash(parts.join(':')))();
+export const drawFor = (...parts: Array<string | number>) => seededRandom(hash(parts.join(':')))();
 
 const intBetween = (random: () => number, min: number, max: number) =>
   min + Math.floor(random() * (max - min + 1));

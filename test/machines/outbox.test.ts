@@ -153,6 +153,44 @@ describe('outboxMachine embedded without the runner', () => {
     actor.stop();
   });
 
+  it('leaves an entry another runner holds until the time the store gives, with its group, then claims it again', async () => {
+    const claims: number[] = [];
+    const sent: string[] = [];
+    const { clock, actor, emitted } = run(
+      {
+        commitEntry: commitEntryActor(
+          async ({ commit }): Promise<CommitOutcome> => {
+            if (commit.op !== 'claim') return { status: 'committed' };
+            claims.push(clock.now());
+            return claims.length === 1 ? { status: 'taken', until: 800 } : { status: 'committed' };
+          },
+          { now: () => clock.now() },
+        ),
+        sendEntry: sendEntryActor(async ({ id }) => {
+          sent.push(id);
+          return { result: 'sent' };
+        }),
+      },
+      { policy: { durable: { order: 'per-key', concurrency: 4 } } },
+    );
+    actor.send({ type: 'outbox.enqueued', entry: record('a', { orderKey: 'k' }), at: 0 });
+    actor.send({ type: 'outbox.enqueued', entry: record('b', { orderKey: 'k' }), at: 0 });
+    await clock.increment(0);
+    expect(actor.getSnapshot().context.entries).toMatchObject([
+      { id: 'a', status: 'pending', attempts: 0, heldUntil: 800, taken: true },
+      { id: 'b', status: 'pending' },
+    ]);
+    // Not a store failure: nothing says so.
+    expect(emitted.some((e) => e.type === 'outbox-store-failed')).toBe(false);
+    await clock.increment(799);
+    expect(claims).toEqual([0]);
+    expect(sent).toEqual([]);
+    await clock.increment(1);
+    expect(claims).toEqual([0, 800, 800]);
+    expect(sent).toEqual(['a', 'b']);
+    actor.stop();
+  });
+
   it('sends nothing when a claim fails, and tries again after initialMs', async () => {
     let claims = 0;
     const sent: number[] = [];

@@ -1,0 +1,174 @@
+/**
+ * `npm run bench:pg`: how much more durable work N workers deliver than one, sharing one PostgreSQL outbox
+ * through per-entry claims (issue 16, item 5: 3 workers >= 2.5 x one). It starts its own PostgreSQL server
+ * (test/helpers/postgres-server.ts) and a loopback origin in this process that answers every POST after
+ * 20 ms. Each round fills a fresh schema with `entries` pending entries (no orderKey), starts the workers
+ * (bench/pg-worker.ts, one process each, each a failwise client with `durable.concurrency` sends at a time),
+ * waits until all have opened their store, says `go` (each starts its outbox, which then sends by itself), and
+ * times until the origin has seen every entry.
+ * Rounds alternate 1 worker and N workers; the ratio is of the median rounds. Every round checks that each
+ * entry reached the origin exactly once.
+ *
+ *   npx tsx bench/pg-throughput.ts [--entries 400] [--workers 3] [--concurrency 4] [--rounds 3]
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { postgresStore } from '../src/stores/postgres-store.js';
+import { startPostgres } from '../test/helpers/postgres-server.js';
+
+const { values } = parseArgs({
+  options: {
+    entries: { type: 'string', default: '400' },
+    workers: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '4' },
+    rounds: { type: 'string', default: '3' },
+  },
+});
+const ENTRIES = Number(values.entries);
+const WORKERS = Number(values.workers);
+const CONCURRENCY = Number(values.concurrency);
+const ROUNDS = Number(values.rounds);
+const ANSWER_MS = 20;
+const WORKER = fileURLToPath(new URL('./pg-worker.ts', import.meta.url));
+
+/** The origin: 201 after 20 ms; counts each idempotency key. */
+async function startOrigin() {
+  const seen = new Map<string, number>();
+  let waiter: (() => void) | undefined;
+  let expected = Infinity;
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const key = String(req.headers['idempotency-key']);
+      seen.set(key, (seen.get(key) ?? 0) + 1);
+      setTimeout(() => res.writeHead(201).end(), ANSWER_MS);
+      if (seen.size >= expected) waiter?.();
+    });
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    /** Resolves once `count` distinct keys have arrived (counting from now). */
+    expect(count: number) {
+      seen.clear();
+      expected = count;
+      return new Promise<void>((resolve) => (waiter = resolve));
+    },
+    seen,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+function startWorker(args: string[]) {
+  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', WORKER, ...args], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  let out = '';
+  const lines: string[] = [];
+  let notify = () => {};
+  child.stdout!.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    const parts = out.split('\n');
+    out = parts.pop()!;
+    lines.push(...parts);
+    notify();
+  });
+  const line = (prefix: string) =>
+    new Promise<string>((resolve, reject) => {
+      const check = () => {
+        const found = lines.find((l) => l.startsWith(prefix));
+        if (found) return resolve(found);
+        if (child.exitCode !== null) reject(new Error(`worker exited ${child.exitCode} before "${prefix}"`));
+      };
+      notify = check;
+      child.once('exit', check);
+      check();
+    });
+  return { child, line, go: () => child.stdin!.write('go\n') };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const server = await startPostgres();
+const origin = await startOrigin();
+let schemaCount = 0;
+try {
+  async function round(workers: number): Promise<{ ms: number; perWorker: number[] }> {
+    const schema = `bench_${++schemaCount}`;
+    const store = postgresStore(server.url(), { schema });
+    const now = Date.now();
+    for (let i = 0; i < ENTRIES; i++) {
+      await store.add({
+        id: `e${i}`,
+        createdAt: now,
+        request: { method: 'POST', path: '/apply', headers: {}, body: `{"n":${i}}` },
+        idempotencyKey: `${schema}-${i}`,
+        attempts: 0,
+        nextAttemptAt: now,
+        failures: [],
+        status: 'pending',
+      });
+    }
+    await store.close();
+    const started = Array.from({ length: workers }, () =>
+      startWorker([origin.url, server.url(), schema, String(CONCURRENCY)]),
+    );
+    await Promise.all(started.map((w) => w.line('ready')));
+    const all = origin.expect(ENTRIES);
+    const t0 = performance.now();
+    for (const w of started) w.go();
+    await all;
+    const ms = performance.now() - t0;
+    for (const w of started) w.child.stdin!.write('stop\n');
+    const done = await Promise.all(started.map((w) => w.line('done ')));
+    await Promise.all(
+      started.map((w) => (w.child.exitCode === null ? once(w.child, 'exit') : Promise.resolve())),
+    );
+    const twice = [...origin.seen.values()].filter((n) => n !== 1).length;
+    if (origin.seen.size !== ENTRIES || twice > 0)
+      throw new Error(`round of ${workers}: ${origin.seen.size} keys seen, ${twice} more than once`);
+    return { ms, perWorker: done.map((l) => Number(l.split(' ')[1])) };
+  }
+
+  const one: number[] = [];
+  const many: number[] = [];
+  const shares: number[][] = [];
+  await round(1); // warm-up: the server's caches, the origin's sockets
+  for (let r = 0; r < ROUNDS; r++) {
+    one.push((await round(1)).ms);
+    const result = await round(WORKERS);
+    many.push(result.ms);
+    shares.push(result.perWorker);
+    console.error(
+      `round ${r + 1}: 1 worker ${one.at(-1)!.toFixed(0)} ms, ${WORKERS} workers ${many.at(-1)!.toFixed(0)} ms (sent ${result.perWorker.join(' / ')})`,
+    );
+  }
+  const rate = (ms: number) => (ENTRIES / ms) * 1000;
+  const ratio = median(one) / median(many);
+  const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+  console.log(
+    [
+      `Measured with \`npm run bench:pg\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: Node ${process.version}, ${os.platform()} ${os.arch()}, ${os.cpus().length} cores, PostgreSQL 15 (initdb defaults, fsync off) on loopback.`,
+      `${ENTRIES} entries per round, origin answers after ${ANSWER_MS} ms, \`durable.concurrency: ${CONCURRENCY}\` per worker, ${ROUNDS} rounds of each after a warm-up, alternating; medians.`,
+      '',
+      '| workers | median time | entries / s | ratio to one worker |',
+      '| ------: | ----------: | ----------: | ------------------: |',
+      `| 1 | ${fmt(median(one))} ms | ${fmt(rate(median(one)))} | 1.00 x |`,
+      `| ${WORKERS} | ${fmt(median(many))} ms | ${fmt(rate(median(many)))} | ${ratio.toFixed(2)} x |`,
+      '',
+      `Entries each of the ${WORKERS} workers sent, per round: ${shares.map((s) => s.join(' / ')).join('; ')}.`,
+    ].join('\n'),
+  );
+} finally {
+  await origin.close();
+  await server.stop();
+}
