@@ -274,7 +274,7 @@ export function labelOf(stimulus: Stimulus): string {
     const { type, at: _at, ...payload } = stimulus.event;
     // An entry record shows as its id.
     const shown = (v: unknown) =>
-      typeof v === 'object' && v !== null && 'id' in v ? String((v).id) : String(v);
+      typeof v === 'object' && v !== null && 'id' in v ? String(v.id) : String(v);
     return [type, ...Object.values(payload).map(shown)].join(' ');
   }
   if (stimulus.kind === 'timer') return `timer ${stimulus.event.split('.')[2]}`;
