@@ -21,11 +21,17 @@ const explorations = [
   }),
   explore(healthModel({ maxEvents: 6 }), { maxStates: 1_500_000 }),
   explore(outboxModel({ entries: 1 }), { maxStates: 500_000 }),
-  // Two entries: fewer answers and no caller event but their enqueues (docs/verification.md, "Bounds").
-  ...(['same', 'different'] as const).map((keys) =>
-    explore(outboxModel({ entries: 2, keys, answers: 'few', callerEvents: 0, online: [true] }), {
+  // Two entries (docs/verification.md, "Bounds"): no caller event but their enqueues; with the same orderKey
+  // one success and one failure of each kind; with different ones (both in flight at once) the fewest answers:
+  // with the same answers as for one key the search had not ended after 25 minutes.
+  explore(outboxModel({ entries: 2, keys: 'same', answers: 'few', callerEvents: 0, online: [true] }), {
+    maxStates: 500_000,
+  }),
+  explore(
+    outboxModel({ entries: 2, keys: 'different', answers: 'fewest', callerEvents: 0, online: [true] }),
+    {
       maxStates: 500_000,
-    }),
+    },
   ),
 ];
 console.log(reportTable(explorations));
