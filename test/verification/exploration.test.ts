@@ -152,7 +152,7 @@ describe('exhaustive exploration (small bounds)', () => {
       const e = explore(broken, { maxStates: 2_000 });
       expect(checks(e)).toContain('e');
       expect(e.violations.find((v) => v.check === 'e')!.message).toMatch(/before it in its group/);
-    });
+    }, 120_000);
 
     it('(bound) fails loudly when the cap is hit', () => {
       const e = explore(request, { maxStates: 50 });
