@@ -7,7 +7,8 @@ import { answer, drop, hang, type World, type WorldOptions } from './world.js';
  * becomes what a loopback origin does with the request (a status, a Retry-After, a dropped connection, a
  * request held unanswered), a timer firing becomes the simulated clock moving to it, an event becomes the
  * caller's or the connectivity source's act, and an answer of the store or of the app's hooks becomes what
- * the real memory store, `auth` or `reconcile` does. Each names the transitions it is the shortest path to.
+ * the real memory store, `auth` or `reconcile` does. Each names the transitions it was written to take (those
+ * it is the first scenario to take).
  */
 export interface Scenario {
   name: string;
@@ -132,32 +133,36 @@ export const requestScenarios: Scenario[] = [
       expectThat(outcome.status === 'failed' && outcome.reason === 'unauthorized', 'unauthorized');
     },
   },
-  {
-    name: 'the device goes offline while auth.headers() is fetched: nothing is sent',
-    takes: [
-      'originHealth connectivity.changed #0',
-      'request.active connectivity.offline #0',
-      'request.active.evaluating always #3',
-      'outbox connectivity.changed #0',
-    ],
-    options: {
-      policy: policy(),
-      auth: {
-        headers: () => headersLater.promise,
-        refresh: async () => {},
+  (() => {
+    // Settled by the scenario; made anew for each run.
+    let headersLater = later<Record<string, string>>();
+    return {
+      name: 'the device goes offline while auth.headers() is fetched: nothing is sent',
+      takes: [
+        'originHealth connectivity.changed #0',
+        'request.active connectivity.offline #0',
+        'request.active.evaluating always #3',
+        'outbox connectivity.changed #0',
+      ],
+      options: {
+        policy: policy(),
+        auth: {
+          headers: () => headersLater.promise,
+          refresh: async () => {},
+        },
       },
-    },
-    async run(w) {
-      headersLater = later();
-      const pending = w.client.request(read);
-      await w.idle();
-      w.connectivity.set('offline');
-      headersLater.resolve({ authorization: 'Bearer t' });
-      const outcome = await w.drive(pending);
-      expectThat(outcome.status === 'failed' && outcome.reason === 'offline', 'failed offline');
-      expectThat(w.primary.received === 0, 'nothing sent');
-    },
-  },
+      async run(w) {
+        headersLater = later();
+        const pending = w.client.request(read);
+        await w.idle();
+        w.connectivity.set('offline');
+        headersLater.resolve({ authorization: 'Bearer t' });
+        const outcome = await w.drive(pending);
+        expectThat(outcome.status === 'failed' && outcome.reason === 'offline', 'failed offline');
+        expectThat(w.primary.received === 0, 'nothing sent');
+      },
+    } satisfies Scenario;
+  })(),
   {
     name: 'a 404 is not retried',
     takes: ['request.active.evaluating always #4'],
@@ -329,18 +334,22 @@ export const requestScenarios: Scenario[] = [
       expectThat(outcome.status === 'failed' && outcome.reason === 'budget-exhausted', 'budget-exhausted');
     },
   },
-  {
-    name: 'the budget runs out while reconcile is asked',
-    takes: ['request.active xstate.after.requestBudget.request.active #1'],
-    options: { policy: policy({ budgetMs: 1_000 }), reconcile: () => reconcileLater.promise },
-    async run(w) {
-      reconcileLater = later();
-      w.primary.next(answer(503));
-      const outcome = await w.run(keylessWrite);
-      reconcileLater.resolve({ status: 'unknown' });
-      expectThat(outcome.status === 'failed' && outcome.reason === 'budget-exhausted', 'budget-exhausted');
-    },
-  },
+  (() => {
+    // Settled by the scenario; made anew for each run.
+    let reconcileLater = later<{ status: 'unknown' }>();
+    return {
+      name: 'the budget runs out while reconcile is asked',
+      takes: ['request.active xstate.after.requestBudget.request.active #1'],
+      options: { policy: policy({ budgetMs: 1_000 }), reconcile: () => reconcileLater.promise },
+      async run(w) {
+        reconcileLater = later();
+        w.primary.next(answer(503));
+        const outcome = await w.run(keylessWrite);
+        reconcileLater.resolve({ status: 'unknown' });
+        expectThat(outcome.status === 'failed' && outcome.reason === 'budget-exhausted', 'budget-exhausted');
+      },
+    } satisfies Scenario;
+  })(),
   {
     name: 'offline, then online again, during an attempt',
     takes: ['request.active connectivity.online #0'],
@@ -416,28 +425,32 @@ export const requestScenarios: Scenario[] = [
       expectThat(outcome.status === 'failed' && outcome.reason === 'no-healthy-origin', 'no-healthy-origin');
     },
   },
-  {
-    name: 'the device goes offline while auth is refreshed: no origin is chosen',
-    takes: ['request.active.choosingOrigin xstate.done.actor.chooseOrigin #0'],
-    options: {
-      policy: policy(),
-      auth: {
-        headers: () => ({ authorization: 'Bearer t' }),
-        refresh: () => refreshLater.promise,
+  (() => {
+    // Settled by the scenario; made anew for each run.
+    let refreshLater = later<void>();
+    return {
+      name: 'the device goes offline while auth is refreshed: no origin is chosen',
+      takes: ['request.active.choosingOrigin xstate.done.actor.chooseOrigin #0'],
+      options: {
+        policy: policy(),
+        auth: {
+          headers: () => ({ authorization: 'Bearer t' }),
+          refresh: () => refreshLater.promise,
+        },
       },
-    },
-    async run(w) {
-      refreshLater = later();
-      w.primary.next(answer(401));
-      const pending = w.client.request(read);
-      await w.idle();
-      w.connectivity.set('offline');
-      refreshLater.resolve();
-      const outcome = await w.drive(pending);
-      expectThat(outcome.status === 'failed' && outcome.reason === 'offline', 'failed offline');
-      expectThat(w.primary.received === 1, 'sent once');
-    },
-  },
+      async run(w) {
+        refreshLater = later();
+        w.primary.next(answer(401));
+        const pending = w.client.request(read);
+        await w.idle();
+        w.connectivity.set('offline');
+        refreshLater.resolve();
+        const outcome = await w.drive(pending);
+        expectThat(outcome.status === 'failed' && outcome.reason === 'offline', 'failed offline');
+        expectThat(w.primary.received === 1, 'sent once');
+      },
+    } satisfies Scenario;
+  })(),
   {
     name: "the app's transport throws",
     takes: ['request.active.attempting xstate.error.actor.transport #0'],
@@ -475,10 +488,6 @@ export const requestScenarios: Scenario[] = [
     },
   },
 ];
-
-let headersLater = later<Record<string, string>>();
-let reconcileLater = later<{ status: 'unknown' }>();
-let refreshLater = later<void>();
 
 /** Health thresholds small enough to cross in a few requests; probes every 500 ms, failed over for 1 s. */
 const health = (changes: Partial<NonNullable<PolicyInput['health']>> = {}): PolicyInput =>
