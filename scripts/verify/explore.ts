@@ -31,13 +31,18 @@ export interface Exploration {
   tableStates: { total: number; unreachable: string[] };
   /** Transitions of the table taken on some path. */
   tableTransitions: { total: number; neverTaken: string[] };
+  /**
+   * For each transition of the table taken, the first path found that takes it (breadth-first: a shortest
+   * one), as labels: the paths the model-based scenarios tell to the real client.
+   */
+  witnesses: ReadonlyMap<string, readonly string[]>;
   capHit: boolean;
   /** Everything that failed a check, each with the shortest path that shows it. */
   violations: Violation[];
 }
 
 export interface Violation {
-  check: 'a' | 'b' | 'c' | 'd' | 'executor' | 'bound';
+  check: 'a' | 'b' | 'c' | 'd' | 'e' | 'executor' | 'bound';
   message: string;
   path: string[];
 }
@@ -56,8 +61,15 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
   const spec = { ...model.run, table, logic };
   const entered = new Set<number>();
   const taken = new Set<number>();
+  const witnesses = new Map<string, readonly string[]>();
+  // The path of the step being made; replays re-take only transitions their path took when first made.
+  let stepPath: () => string[] = () => [];
   markers.onEnter = (i) => void entered.add(i);
-  markers.onTake = (i) => void taken.add(i);
+  markers.onTake = (i) => {
+    if (taken.has(i)) return;
+    taken.add(i);
+    witnesses.set(transitionNames[i]!, stepPath());
+  };
 
   const nodes: Node[] = [];
   const index = new Map<string, number>();
@@ -108,6 +120,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
   };
 
   model.inputs.forEach((entry, i) => {
+    stepPath = () => [entry.label];
     const run = new DrivenRun(spec, entry.input());
     nodeFor(run, {
       input: i,
@@ -129,6 +142,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
       const before = snapshotOf(run);
       const waiting = run.pending().map(([, c]) => c);
       const callsBefore = run.calls.length;
+      stepPath = () => labelsOf(n, stimulus);
       try {
         run.apply(stimulus);
       } catch (error) {
@@ -190,7 +204,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
 
   const ids = stateIds(model.run.table);
   const unreachable = ids.filter((_, i) => !entered.has(i));
-  if (!capHit)
+  if (!capHit && model.enterEveryState !== false)
     for (const id of unreachable)
       violations.push({ check: 'b', message: `state ${id} is never entered`, path: [] });
 
@@ -206,6 +220,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
       total: transitionNames.length,
       neverTaken: transitionNames.filter((_, i) => !taken.has(i)),
     },
+    witnesses,
     capHit,
     violations,
   };
@@ -257,7 +272,10 @@ function snapshotOf(run: DrivenRun): Snapshot {
 export function labelOf(stimulus: Stimulus): string {
   if (stimulus.kind === 'event') {
     const { type, at: _at, ...payload } = stimulus.event;
-    return [type, ...Object.values(payload).map(String)].join(' ');
+    // An entry record shows as its id.
+    const shown = (v: unknown) =>
+      typeof v === 'object' && v !== null && 'id' in v ? String(v.id) : String(v);
+    return [type, ...Object.values(payload).map(shown)].join(' ');
   }
   if (stimulus.kind === 'timer') return `timer ${stimulus.event.split('.')[2]}`;
   return stimulus.label;

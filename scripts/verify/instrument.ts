@@ -2,6 +2,7 @@ import type { EmitImpl, MachineLogic } from '../../machines/machine-logic.js';
 import {
   stateIds,
   type ActionRow,
+  type GuardRow,
   type MachineTable,
   type TransitionRow,
 } from '../../machines/machine-table.js';
@@ -18,10 +19,18 @@ export interface Instrumented {
   logic: MachineLogic<unknown, unknown>;
   /** Each transition's place in the table: `<state id> <event or "always"> #<index>`. */
   transitionNames: readonly string[];
+  /** Each transition's guard and targets, as a reader of the machine knows it: `[guard] -> target`. */
+  transitionDetails: readonly string[];
 }
 
-/** Where markers report while a run is driven (one run at a time: the exploration is synchronous). */
-export const markers = {
+/** Where markers report: each state entered and each transition taken, by its index. */
+export interface MarkerSink {
+  onEnter(state: number): void;
+  onTake(transition: number): void;
+}
+
+/** Where markers report by default while a run is driven (one run at a time: the exploration is synchronous). */
+export const markers: MarkerSink = {
   onEnter: (_state: number) => {},
   onTake: (_transition: number) => {},
 };
@@ -29,14 +38,20 @@ export const markers = {
 const VISIT = '__verifyEnter';
 const TAKE = '__verifyTake';
 
-export function instrument(table: MachineTable, logic: MachineLogic<unknown, unknown>): Instrumented {
+export function instrument(
+  table: MachineTable,
+  logic: MachineLogic<unknown, unknown>,
+  sink: MarkerSink = markers,
+): Instrumented {
   const transitionNames: string[] = [];
+  const transitionDetails: string[] = [];
+  const ids = stateIds(table);
   const mark = (row: TransitionRow, where: string): TransitionRow => {
     const id = transitionNames.push(where) - 1;
+    transitionDetails.push(detailOf(row, ids));
     const taken: ActionRow = { name: TAKE, params: { value: id } };
     return { ...row, actions: [taken, ...(row.actions ?? [])] };
   };
-  const ids = stateIds(table);
   const states = table.states.map((state, i) => {
     const path = ids[i]!;
     return {
@@ -65,10 +80,24 @@ export function instrument(table: MachineTable, logic: MachineLogic<unknown, unk
       ...logic,
       actions: {
         ...logic.actions,
-        [VISIT]: marker((i) => markers.onEnter(i)),
-        [TAKE]: marker((i) => markers.onTake(i)),
+        [VISIT]: marker((i) => sink.onEnter(i)),
+        [TAKE]: marker((i) => sink.onTake(i)),
       },
     },
     transitionNames,
+    transitionDetails,
   };
 }
+
+function detailOf(row: TransitionRow, ids: readonly string[]): string {
+  const guard = row.guard === undefined ? '' : `[${guardText(row.guard)}] `;
+  const targets = row.targets?.map((t) => ids[t]!.split('.').pop()).join(', ');
+  return `${guard}-> ${targets ?? '(actions only)'}`;
+}
+
+const guardText = (guard: GuardRow): string =>
+  typeof guard === 'string'
+    ? guard
+    : 'not' in guard
+      ? `not ${guardText(guard.not)}`
+      : guard.and.map(guardText).join(' and ');

@@ -29,12 +29,17 @@ export interface MachineModel<M = unknown> {
     via?(stimulus: Stimulus): boolean;
   };
   monitor?: Monitor<M>;
+  /**
+   * Whether check (b) applies: every state of the definition entered. False for a search whose bounds leave
+   * some answers out on purpose (the outbox with two entries): the search with every answer makes the check.
+   */
+  enterEveryState?: boolean;
 }
 
 /** A property watched on every step of every path, with the state it keeps along the path. */
 export interface Monitor<M> {
   /** The check it makes, as the report names it. */
-  check: 'c' | 'd';
+  check: 'c' | 'd' | 'e';
   initial(input: unknown): M;
   /** The monitor's next state, or what was violated. */
   step(state: M, step: StepInfo): { next: M; violation?: string };

@@ -50,3 +50,15 @@ export function reportDetails(explorations: readonly Exploration[]): string {
   }
   return lines.join('\n');
 }
+
+/** Per machine, each transition of its table with the shortest path the search found to it. */
+export function reportWitnesses(explorations: readonly Exploration[]): string {
+  return explorations
+    .map((e) =>
+      [
+        `${e.machine}:`,
+        ...[...e.witnesses].map(([transition, path]) => `  ${transition}\n    ${path.join(' -> ')}`),
+      ].join('\n'),
+    )
+    .join('\n\n');
+}
