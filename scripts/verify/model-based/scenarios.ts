@@ -67,7 +67,7 @@ export const requestScenarios: Scenario[] = [
     name: 'a read retried after a 503, after its backoff',
     takes: [
       'originHealth.onPrimary.healthy attempt.failed #2',
-      'request.active.evaluating always #10',
+      'request.active.evaluating always #11',
       'request.active.claimingRetry xstate.done.actor.claimRetry #0',
       'request.active.backingOff xstate.after.backoffDelay.request.active.backingOff #0',
     ],
@@ -257,21 +257,94 @@ export const requestScenarios: Scenario[] = [
     },
   },
   {
-    name: 'a Retry-After longer than the budget',
+    name: 'a Retry-After longer than the budget: the read goes to the backup',
     takes: ['request.active.evaluating always #9'],
     options: { policy: policy() },
     async run(w) {
       w.primary.next(answer(503, { 'retry-after': '3600' }));
       const outcome = await w.run(read);
+      expectThat(outcome.status === 'succeeded' && w.backup.received === 1, 'succeeded on the backup');
+    },
+  },
+  {
+    name: 'both origins held past the budget: the read ends, and so does the next one, sending nothing',
+    takes: ['request.active.checkingHold always #2', 'request.active.checkingHold always #3'],
+    options: { policy: policy() },
+    async run(w) {
+      w.primary.next(answer(503, { 'retry-after': '3600' }));
+      w.backup.next(answer(503, { 'retry-after': '3600' }));
+      const first = await w.run(read);
       expectThat(
-        outcome.status === 'failed' && outcome.reason === 'retry-after-exceeds-budget',
+        first.status === 'failed' && first.reason === 'retry-after-exceeds-budget',
         'retry-after-exceeds-budget',
+      );
+      const sent = w.primary.received + w.backup.received;
+      const second = await w.run(read);
+      expectThat(
+        second.status === 'failed' &&
+          second.reason === 'retry-after-exceeds-budget' &&
+          w.primary.received + w.backup.received === sent,
+        'the next read ended at once, nothing sent',
+      );
+    },
+  },
+  {
+    name: 'a keyed write held past the budget stays with its origin and ends',
+    takes: ['request.active.evaluating always #10'],
+    options: { policy: policy() },
+    async run(w) {
+      w.primary.next(answer(503, { 'retry-after': '3600' }));
+      const outcome = await w.run(keyedWrite);
+      // It may have reached the primary: it is pinned there (no switch in the middle of a write).
+      expectThat(
+        outcome.status === 'failed' &&
+          outcome.reason === 'retry-after-exceeds-budget' &&
+          w.backup.received === 0,
+        'retry-after-exceeds-budget, nothing sent to the backup',
+      );
+    },
+  },
+  {
+    name: 'a hold within the budget: a new request waits for it, then is sent',
+    takes: [
+      'request.active.checkingHold always #1',
+      'request.active.holding xstate.after.holdDelay.request.active.holding #0',
+    ],
+    options: { policy: policy() },
+    async run(w) {
+      w.primary.next(answer(503, { 'retry-after': '2' }));
+      const first = w.client.request(read);
+      await w.idle();
+      // The first read waits out its Retry-After; a read begun now meets the origin's hold.
+      const second = w.client.request(read);
+      const [a, b] = await Promise.all([w.drive(first), w.drive(second)]);
+      expectThat(
+        a.status === 'succeeded' && b.status === 'succeeded' && w.clock.now() >= 2_000,
+        'both succeeded once the hold ended',
+      );
+    },
+  },
+  {
+    name: 'the device goes offline while a request waits for a hold',
+    takes: ['request.active.holding connectivity.offline #0'],
+    options: { policy: policy() },
+    async run(w) {
+      w.primary.next(answer(503, { 'retry-after': '2' }));
+      const first = w.client.request(read);
+      await w.idle();
+      const second = w.client.request(read);
+      await w.idle();
+      w.connectivity.set('offline');
+      const [a, b] = await Promise.all([w.drive(first), w.drive(second)]);
+      expectThat(
+        a.status === 'failed' && a.reason === 'offline' && b.status === 'failed' && b.reason === 'offline',
+        'both failed offline',
       );
     },
   },
   {
     name: 'a backoff that no longer fits in the budget',
-    takes: ['originHealth.onPrimary.healthy attempt.failed #1', 'request.active.evaluating always #11'],
+    takes: ['originHealth.onPrimary.healthy attempt.failed #1', 'request.active.evaluating always #12'],
     options: {
       policy: policy({
         attempts: { max: 5 },
