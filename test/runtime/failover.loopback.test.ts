@@ -221,7 +221,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       // Request 1: three attempts on the primary (0, 200, 600 ms); the second makes it suspect.
       const first = await t.run({ path: '/items' });
       expect(first).toMatchObject({ status: 'failed', reason: 'attempts-exhausted', attempts: 3 });
-      expect(t.client.health()).toEqual({ state: 'suspect', activeOrigin: 'primary', since: 200 });
+      expect(t.client.health()).toEqual({
+        state: 'suspect',
+        activeOrigin: 'primary',
+        since: 200,
+        holdUntil: {},
+      });
 
       // Request 2: its second attempt is the primary's 5th counted failure in a row; its third goes to the backup.
       const second = await t.run({ path: '/items' });
@@ -232,7 +237,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       expect(backup.seen.map((seen) => [seen.method, seen.path, seen.at])).toEqual([
         ['GET', '/items', 1_200],
       ]);
-      expect(t.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 800 });
+      expect(t.client.health()).toEqual({
+        state: 'failedOver',
+        activeOrigin: 'backup',
+        since: 800,
+        holdUntil: {},
+      });
       expect(t.changes).toEqual([
         { from: 'healthy', to: 'suspect', criterion: 'consecutive-failures', origin: 'primary', at: 200 },
         { from: 'suspect', to: 'failedOver', criterion: 'consecutive-failures', origin: 'backup', at: 800 },
@@ -296,7 +306,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
 
       primary.behave = unavailable;
       for (let i = 0; i < 5; i++) await t.run({ path: '/items' });
-      expect(t.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 0 });
+      expect(t.client.health()).toEqual({
+        state: 'failedOver',
+        activeOrigin: 'backup',
+        since: 0,
+        holdUntil: {},
+      });
       primary.behave = up; // It recovers at once; traffic must still wait.
 
       // The dwell: a read every second goes to the backup; the primary hears nothing, not even a probe.
@@ -306,7 +321,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       }
       expect(t.clock.now()).toBe(29_000);
       expect(primary.seen).toHaveLength(5);
-      expect(t.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 0 });
+      expect(t.client.health()).toEqual({
+        state: 'failedOver',
+        activeOrigin: 'backup',
+        since: 0,
+        holdUntil: {},
+      });
 
       // 30 s: the first probe.
       await t.advance(1_000);
@@ -372,8 +392,8 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       const probing = t.client.health();
       await t.advance(10_000);
       expect([probing, t.client.health()]).toEqual([
-        { state: 'probingFailback', activeOrigin: 'backup', since: 30_000 }, // got 59_000
-        { state: 'healthy', activeOrigin: 'primary', since: 40_000 }, // got 69_000
+        { state: 'probingFailback', activeOrigin: 'backup', since: 30_000, holdUntil: {} }, // got 59_000
+        { state: 'healthy', activeOrigin: 'primary', since: 40_000, holdUntil: {} }, // got 69_000
       ]);
     });
 
@@ -406,17 +426,32 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
 
       await t.advance(30_000);
       // The probe at 30 s got a 503: back to failedOver, now for 60 s.
-      expect(t.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 30_000 });
+      expect(t.client.health()).toEqual({
+        state: 'failedOver',
+        activeOrigin: 'backup',
+        since: 30_000,
+        holdUntil: {},
+      });
       primary.behave = up;
       await t.advance(59_000);
       const probes = () => primary.seen.filter((seen) => seen.method === 'HEAD').map((seen) => seen.at);
       expect(probes()).toEqual([30_000]);
       await t.advance(1_000);
       expect(probes()).toEqual([30_000, 90_000]);
-      expect(t.client.health()).toEqual({ state: 'probingFailback', activeOrigin: 'backup', since: 90_000 });
+      expect(t.client.health()).toEqual({
+        state: 'probingFailback',
+        activeOrigin: 'backup',
+        since: 90_000,
+        holdUntil: {},
+      });
       await t.advance(10_000);
       expect(probes()).toEqual([30_000, 90_000, 95_000, 100_000]);
-      expect(t.client.health()).toEqual({ state: 'healthy', activeOrigin: 'primary', since: 100_000 });
+      expect(t.client.health()).toEqual({
+        state: 'healthy',
+        activeOrigin: 'primary',
+        since: 100_000,
+        holdUntil: {},
+      });
       expect(t.changes.slice(2).map(({ from, to, criterion, at }) => [from, to, criterion, at])).toEqual([
         ['failedOver', 'probingFailback', 'min-failed-over-elapsed', 30_000],
         ['probingFailback', 'failedOver', 'probe-failed', 30_000],
@@ -435,7 +470,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       const probes = primary.seen.filter((seen) => seen.method === 'HEAD').map((seen) => seen.at);
       expect(probes).toEqual([30_000, 90_000, 190_000, 290_000, 390_000]);
       expect(primary.seen.filter((seen) => seen.method === 'GET')).toHaveLength(5);
-      expect(t.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 390_000 });
+      expect(t.client.health()).toEqual({
+        state: 'failedOver',
+        activeOrigin: 'backup',
+        since: 390_000,
+        holdUntil: {},
+      });
     });
   });
 
@@ -724,7 +764,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       }
       expect(primary.seen).toEqual([]);
       expect(backup.seen).toEqual([]);
-      expect(t.client.health()).toEqual({ state: 'healthy', activeOrigin: 'primary', since: 0 });
+      expect(t.client.health()).toEqual({
+        state: 'healthy',
+        activeOrigin: 'primary',
+        since: 0,
+        holdUntil: {},
+      });
       expect(t.changes).toEqual([]);
 
       connectivity.set('online');
@@ -770,7 +815,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       const { primary } = t.origins as Record<'primary' | 'backup', TestOrigin>;
       primary.behave = unavailable;
       for (let i = 0; i < 5; i++) await t.run({ path: '/items' });
-      expect(t.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 0 });
+      expect(t.client.health()).toEqual({
+        state: 'failedOver',
+        activeOrigin: 'backup',
+        since: 0,
+        holdUntil: {},
+      });
       primary.behave = up;
 
       await t.advance(5_000);
@@ -779,7 +829,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       connectivity.set('online');
       connectivity.set('changed');
       await t.advance(5_000);
-      expect(t.client.health()).toEqual({ state: 'failedOver', activeOrigin: 'backup', since: 0 });
+      expect(t.client.health()).toEqual({
+        state: 'failedOver',
+        activeOrigin: 'backup',
+        since: 0,
+        holdUntil: {},
+      });
       expect(await t.run({ path: '/items' })).toMatchObject({ status: 'succeeded', origin: 'backup' });
       expect(primary.seen).toHaveLength(5);
       expect(t.changes.map((change) => change.to)).toEqual(['suspect', 'failedOver']);
