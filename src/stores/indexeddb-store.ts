@@ -1,4 +1,5 @@
 import { FailwiseError } from '../errors/failwise-error.js';
+import { messageOf } from './optional-peer.js';
 import { ArgumentError } from '../errors/argument-error.js';
 import type { OutboxEntry, OutboxStore } from './outbox-store.js';
 import {
@@ -38,8 +39,6 @@ interface LeaseRecord {
   owner: string;
   expiresAt: number;
 }
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 function openDatabase(factory: IDBFactory, name: string): Promise<IDBDatabase> {
   return new Promise((resolve, reject) => {

@@ -1,5 +1,6 @@
 import { ArgumentError } from '../errors/argument-error.js';
 import { FailwiseError } from '../errors/failwise-error.js';
+import { messageOf } from './optional-peer.js';
 import { keyValueOps, type KeyValueStorage } from './key-value-storage.js';
 import {
   decodeEntry,
@@ -65,8 +66,6 @@ function sharedQueue(storage: object, prefix: string): SharedQueue {
   if (shared === undefined) byPrefix.set(prefix, (shared = { tail: Promise.resolve() }));
   return shared;
 }
-
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
 
 const reportToConsole = (report: CorruptEntryReport): void =>
   console.error(`failwise keyValueStore: the entry ${JSON.stringify(report.id)} ${report.problem}`);

@@ -1,5 +1,6 @@
 import { ArgumentError } from '../errors/argument-error.js';
 import { FailwiseError } from '../errors/failwise-error.js';
+import { loadOptionalPeer, messageOf } from './optional-peer.js';
 import type { ClaimAnswer, ClaimRequest, OutboxClaims, OutboxEntry, OutboxStore } from './outbox-store.js';
 import {
   checkEntry,
@@ -86,23 +87,9 @@ type Row = { entry: string; body: Uint8Array | null };
 
 const importPg = (): Promise<unknown> => import('pg');
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
 /** pg's Pool constructor, or a FailwiseError saying how to install pg. */
 async function loadPool(load: () => Promise<unknown>): Promise<new (config: object) => PostgresPool> {
-  let loaded: unknown;
-  try {
-    loaded = await load();
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new FailwiseError(
-        'postgresStore needs pg, an optional peer dependency that is not installed: npm install pg@8',
-        { cause: error },
-      );
-    }
-    throw new FailwiseError(`postgresStore: could not load pg: ${messageOf(error)}`, { cause: error });
-  }
+  const loaded = await loadOptionalPeer(load, 'postgresStore', { name: 'pg', install: 'pg@8' });
   const module = loaded as { default?: { Pool?: unknown }; Pool?: unknown } | null;
   const Pool = module?.default?.Pool ?? module?.Pool;
   if (typeof Pool !== 'function') throw new FailwiseError('postgresStore: pg loaded, but it has no Pool');

@@ -2,6 +2,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { ArgumentError } from '../errors/argument-error.js';
 
 import { FailwiseError } from '../errors/failwise-error.js';
+import { loadOptionalPeer, messageOf } from './optional-peer.js';
 import type { OutboxEntry, OutboxStore } from './outbox-store.js';
 import {
   checkEntry,
@@ -50,25 +51,12 @@ type Row = { entry: string; body: string | Uint8Array | null };
 
 const importBetterSqlite3 = (): Promise<unknown> => import('better-sqlite3');
 
-const messageOf = (error: unknown): string => (error instanceof Error ? error.message : String(error));
-
 /** better-sqlite3's constructor, or a FailwiseError saying how to install it. */
 async function loadDriver(load: () => Promise<unknown>): Promise<typeof BetterSqlite3> {
-  let loaded: unknown;
-  try {
-    loaded = await load();
-  } catch (error) {
-    const code = (error as { code?: unknown } | null)?.code;
-    if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
-      throw new FailwiseError(
-        'sqliteStore needs better-sqlite3, an optional peer dependency that is not installed: npm install better-sqlite3@12',
-        { cause: error },
-      );
-    }
-    throw new FailwiseError(`sqliteStore: could not load better-sqlite3: ${messageOf(error)}`, {
-      cause: error,
-    });
-  }
+  const loaded = await loadOptionalPeer(load, 'sqliteStore', {
+    name: 'better-sqlite3',
+    install: 'better-sqlite3@12',
+  });
   const driver = (loaded as { default?: unknown } | null)?.default;
   if (typeof driver !== 'function') {
     throw new FailwiseError(
