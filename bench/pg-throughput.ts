@@ -102,7 +102,7 @@ const server = await startPostgres();
 const origin = await startOrigin();
 let schemaCount = 0;
 try {
-  async function round(workers: number): Promise<{ ms: number; perWorker: number[] }> {
+  async function round(workers: number): Promise<{ ms: number; perWorker: number[]; claims: number }> {
     const schema = `bench_${++schemaCount}`;
     const store = postgresStore(server.url(), { schema });
     const now = Date.now();
@@ -136,17 +136,27 @@ try {
     const twice = [...origin.seen.values()].filter((n) => n !== 1).length;
     if (origin.seen.size !== ENTRIES || twice > 0)
       throw new Error(`round of ${workers}: ${origin.seen.size} keys seen, ${twice} more than once`);
-    return { ms, perWorker: done.map((l) => Number(l.split(' ')[1])) };
+    return {
+      ms,
+      perWorker: done.map((l) => Number(l.split(' ')[1])),
+      claims: done.reduce((sum, l) => sum + Number(l.split(' ')[2]), 0),
+    };
   }
 
   const one: number[] = [];
   const many: number[] = [];
+  /** Claims asked of the store per entry, per round: 1 for one worker; above 1, the cost of sharing the queue. */
+  const claimsOne: number[] = [];
+  const claimsMany: number[] = [];
   const shares: number[][] = [];
   await round(1); // warm-up: the server's caches, the origin's sockets
   for (let r = 0; r < ROUNDS; r++) {
-    one.push((await round(1)).ms);
+    const alone = await round(1);
+    one.push(alone.ms);
+    claimsOne.push(alone.claims / ENTRIES);
     const result = await round(WORKERS);
     many.push(result.ms);
+    claimsMany.push(result.claims / ENTRIES);
     shares.push(result.perWorker);
     console.error(
       `round ${r + 1}: 1 worker ${one.at(-1)!.toFixed(0)} ms, ${WORKERS} workers ${many.at(-1)!.toFixed(0)} ms (sent ${result.perWorker.join(' / ')})`,
@@ -160,10 +170,10 @@ try {
       `Measured with \`npm run bench:pg\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: Node ${process.version}, ${os.platform()} ${os.arch()}, ${os.cpus().length} cores, PostgreSQL 15 (initdb defaults, fsync off) on loopback.`,
       `${ENTRIES} entries per round, origin answers after ${ANSWER_MS} ms, \`durable.concurrency: ${CONCURRENCY}\` per worker, ${ROUNDS} rounds of each after a warm-up, alternating; medians.`,
       '',
-      '| workers | median time | entries / s | ratio to one worker |',
-      '| ------: | ----------: | ----------: | ------------------: |',
-      `| 1 | ${fmt(median(one))} ms | ${fmt(rate(median(one)))} | 1.00 x |`,
-      `| ${WORKERS} | ${fmt(median(many))} ms | ${fmt(rate(median(many)))} | ${ratio.toFixed(2)} x |`,
+      '| workers | median time | entries / s | ratio to one worker | claims asked per entry (median) |',
+      '| ------: | ----------: | ----------: | ------------------: | ------------------------------: |',
+      `| 1 | ${fmt(median(one))} ms | ${fmt(rate(median(one)))} | 1.00 x | ${median(claimsOne).toFixed(2)} |`,
+      `| ${WORKERS} | ${fmt(median(many))} ms | ${fmt(rate(median(many)))} | ${ratio.toFixed(2)} x | ${median(claimsMany).toFixed(2)} |`,
       '',
       `Entries each of the ${WORKERS} workers sent, per round: ${shares.map((s) => s.join(' / ')).join('; ')}.`,
     ].join('\n'),

@@ -9,6 +9,7 @@ import type {
   AcquireLeaseInput,
   CommitEntryInput,
   OutboxCommit,
+  OutboxEntryRecord,
   OutboxMachineContext,
   OutboxMachineEmitted,
   SendEntryInput,
@@ -22,6 +23,7 @@ import type { OutboxClaims, OutboxEntry, OutboxStore } from '../stores/outbox-st
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { matchesValue } from '../engine/lean-actor.js';
+import { spreadUnkeyed } from './claim-spread.js';
 import { answeredWithin, STORE_ANSWER_MS, STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
 import { flushResultOf, type FlushFacts, type FlushResult } from './flush-result.js';
 
@@ -221,6 +223,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
 
   /** The store's per-entry claims, when it has them: every runner sends, each entry claimed by one at a time. */
   const claims = store.claims;
+  /** Entries read from the store, queued in this runner's own order when it shares the queue (claim-spread.ts). */
+  const inClaimOrder = (entries: OutboxEntryRecord[]) =>
+    claims && policy.durable.order === 'per-key' ? spreadUnkeyed(entries, owner) : entries;
 
   /**
    * Entries other runners held when last asked (`claims.heldElsewhere`), until their claims end: a claim of one of
@@ -230,6 +235,12 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   let heldElsewhereAt = -Infinity;
   const takenUntil = (from: number, until: number) =>
     from + Math.min(Math.max(until - from, CLAIM_RECHECK_MIN_MS), CLAIM_RECHECK_MS);
+
+  /**
+   * Entries as their claim answered them, until their send takes them: a claim and the read before the send
+   * would otherwise be two round trips to the store for the same row, which no other runner can change meanwhile.
+   */
+  const claimedEntries = new Map<string, OutboxEntry>();
 
   /** Claims the entry for this runner in a store with per-entry claims, counting its attempt. */
   const claimEntry = async (claims: OutboxClaims, id: string, attempts: number): Promise<CommitOutcome> => {
@@ -252,23 +263,47 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     );
     switch (answer.status) {
       case 'claimed':
+        if (answer.stored) claimedEntries.set(id, answer.stored);
         return { status: 'committed' };
       case 'stale':
+        // Counted by another runner since: it most likely holds it, and others of this runner's queue too.
+        await learnHeldElsewhere(claims, at);
         return { status: 'stale', stored: entryRecordOf(answer.stored) };
       case 'missing':
+        await forgetGone(claims, id, at);
         return { status: 'missing' };
       case 'taken': {
         // Another runner is sending: the ones it holds besides this are skipped without asking one by one.
-        if (at - heldElsewhereAt >= CLAIM_RECHECK_MIN_MS) {
-          heldElsewhereAt = at;
-          const held = await answered(claims.heldElsewhere(owner, at), 'store.claims.heldElsewhere').catch(
-            () => [],
-          );
-          heldElsewhere = new Map(held.map(({ id, until }) => [id, until]));
-        }
+        await learnHeldElsewhere(claims, at);
         return { status: 'taken', until: takenUntil(at, answer.until) };
       }
     }
+  };
+
+  /** Reads which entries other runners hold (`claims.heldElsewhere`), at most once per CLAIM_RECHECK_MIN_MS. */
+  const learnHeldElsewhere = async (claims: OutboxClaims, at: number) => {
+    if (at - heldElsewhereAt < CLAIM_RECHECK_MIN_MS) return;
+    heldElsewhereAt = at;
+    const held = await answered(claims.heldElsewhere(owner, at), 'store.claims.heldElsewhere').catch(
+      () => [],
+    );
+    heldElsewhere = new Map(held.map(({ id, until }) => [id, until]));
+  };
+
+  let goneAskedAt = -Infinity;
+  /**
+   * One entry was gone from the store: other runners have most likely sent more of this runner's queue. The
+   * pending ones the store no longer has are forgotten at once (`claims.gone`), at most once per
+   * CLAIM_RECHECK_MIN_MS, instead of each costing a claim that answers `missing`.
+   */
+  const forgetGone = async (claims: OutboxClaims, missing: string, at: number) => {
+    if (at - goneAskedAt < CLAIM_RECHECK_MIN_MS) return;
+    goneAskedAt = at;
+    const ids = machine.context.entries
+      .filter((e) => e.status === 'pending' && e.id !== missing)
+      .map((e) => e.id);
+    const gone = await answered(claims.gone(ids), 'store.claims.gone').catch(() => []);
+    for (const id of gone) if (!closing) machine.send({ type: 'entry.missing', id, at: now() });
   };
 
   const commit = async ({ id, commit }: { id: string; commit: OutboxCommit }): Promise<CommitOutcome> => {
@@ -290,9 +325,10 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     { id, attempt }: SendEntryInput,
     signal: AbortSignal,
   ): Promise<SendResult | 'missing' | 'skipped'> => {
-    let entry: OutboxEntry | undefined;
+    let entry: OutboxEntry | undefined = claimedEntries.get(id);
+    claimedEntries.delete(id);
     try {
-      entry = await answered(store.get(id), 'store.get');
+      entry ??= await answered(store.get(id), 'store.get');
     } catch (error) {
       // Nothing was sent; the attempt was counted already, and another one may succeed.
       const name = errorNameOf(error);
@@ -339,7 +375,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     try {
       // The machine gets summaries, never the stored requests (their queries, headers, bodies and keys).
       return {
-        entries: (await answered(store.list(), 'store.list')).map(entryRecordOf),
+        entries: inClaimOrder((await answered(store.list(), 'store.list')).map(entryRecordOf)),
         complete: true,
         keep,
         at: now(),
@@ -424,9 +460,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   const takeInStored = async () => {
     const stored = await answered(store.list(), 'store.list');
     const known = new Set(machine.context.entries.map((e) => e.id));
-    for (const entry of stored) {
-      if (closing || known.has(entry.id)) continue;
-      machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: now() });
+    for (const entry of inClaimOrder(stored.filter((e) => !known.has(e.id)).map(entryRecordOf))) {
+      if (closing) continue;
+      machine.send({ type: 'outbox.enqueued', entry, at: now() });
     }
   };
   const poll = async () => {
@@ -567,6 +603,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
         machine.send({ type: 'outbox.close' });
         // Stopping the machine clears its timers and stops its children (aborting sends in flight).
         machine.stop();
+        claimedEntries.clear();
         wake();
         // The machine hears no more answers: their watch timers go (close() leaves no timer running).
         for (const stop of [...answerWatches]) stop();

@@ -93,8 +93,11 @@ export interface ClaimRequest {
 
 /** How a claim went. */
 export type ClaimAnswer =
-  /** Claimed for `owner`, its attempt counted: send it. */
-  | { status: 'claimed' }
+  /**
+   * Claimed for `owner`, its attempt counted: send it. A store may answer the entry as stored now, so that the
+   * runner sends it without reading it again.
+   */
+  | { status: 'claimed'; stored?: OutboxEntry }
   /**
    * Another live runner holds a claim on it (or is writing it right now), or an earlier entry of its order
    * group is still pending: ask again at `until` (a claim's expiry) at the latest.
@@ -124,6 +127,12 @@ export interface OutboxClaims {
    * by one (N runners walk one queue in the same order, so each would otherwise ask about the others' entries).
    */
   heldElsewhere(owner: string, now: number): Promise<Array<{ id: string; until: number }>>;
+  /**
+   * Of `ids`, the ones the store no longer has (another runner sent or dead-lettered and removed them, or the
+   * app removed them): a runner that finds one entry gone forgets all the others that are, in one call, instead
+   * of trying to claim each of them.
+   */
+  gone(ids: readonly string[]): Promise<string[]>;
   /** Moves every claim `owner` holds to expire at `now + claimMs` (a runner renews while it sends). */
   renew(owner: string, claimMs: number, now: number): Promise<void>;
   /** Gives back every claim `owner` holds (a runner closing: others may send them at once). */

@@ -14,6 +14,12 @@ import {
 /** What `postgresStore` needs of a pg `Pool` (pg 8): structural, so `failwise/node` never imports pg's types. */
 export interface PostgresPool {
   query(text: string, values?: unknown[]): Promise<{ rows: unknown[]; rowCount: number | null }>;
+  /** A named (prepared) statement: the server plans it once per connection. */
+  query(statement: {
+    name: string;
+    text: string;
+    values: unknown[];
+  }): Promise<{ rows: unknown[]; rowCount: number | null }>;
   connect(): Promise<PostgresPoolClient>;
   end(): Promise<void>;
 }
@@ -83,7 +89,11 @@ const sessionAlive = (key: string) => `EXISTS (
     AND lk.classid::int8 = (${key} >> 32) AND lk.objid::int8 = (${key} & 4294967295)
 )`;
 
-type Row = { entry: string; body: Uint8Array | null };
+/**
+ * A row as read: the `attempts` column is the count, since a claim counts an attempt by setting that column
+ * alone (the entry's JSON keeps the count of its last full write).
+ */
+type Row = { entry: string; body: Uint8Array | null; attempts: number };
 
 const importPg = (): Promise<unknown> => import('pg');
 
@@ -104,8 +114,9 @@ function toRow(entry: OutboxEntry): [string, Uint8Array | null] {
   return [JSON.stringify({ ...entry, request }), body];
 }
 
-function fromRow({ entry, body }: Row): OutboxEntry {
+function fromRow({ entry, body, attempts }: Row): OutboxEntry {
   const parsed = JSON.parse(entry) as OutboxEntry;
+  parsed.attempts = attempts;
   // pg returns a Node Buffer; a plain Uint8Array copy is what was stored.
   if (body !== null) parsed.request.body = new Uint8Array(body);
   return parsed;
@@ -120,6 +131,43 @@ function columnsOf(entry: OutboxEntry): unknown[] {
     entry.nextAttemptAt,
     entry.failures.at(-1)?.retryAfterMs !== undefined,
   ];
+}
+
+/** A row the claim statement answers: the claimed entry, or the row as it was, with what tells why not. */
+type ClaimRow = Row & {
+  claimed: boolean;
+  status: string;
+  next_attempt_at: number;
+  server_wait: boolean;
+  /** It has an orderKey. */
+  keyed: boolean;
+  /** When another live runner's claim on it ends; null when none holds it. */
+  held_until: number | null;
+  /** The first earlier pending entry of its order group: its next attempt time, and its live claim's end. */
+  earlier: [number, number | null] | null;
+};
+
+/**
+ * Why an entry could not be claimed, from the row as the claim statement saw it. A row that looks claimable
+ * was being written by another runner when the claim skipped it: taken until now, so the runner asks again
+ * shortly (after CLAIM_RECHECK_MIN_MS).
+ */
+function whyNotClaimed(row: ClaimRow | undefined, request: ClaimRequest): ClaimAnswer {
+  const { attempts, now, order, ignoreBackoff } = request;
+  if (row === undefined) return { status: 'missing' };
+  if (row.status !== 'pending') return { status: 'stale', stored: fromRow(row) };
+  // Held by another runner: taken, even when it counted an attempt since. Its claim ends with a write (or the
+  // entry's removal), so the next claim learns the stored entry then, and none is spent on it meanwhile.
+  if (row.held_until !== null) return { status: 'taken', until: row.held_until };
+  if (row.attempts !== attempts - 1) return { status: 'stale', stored: fromRow(row) };
+  // Not due in the store: another runner set a later time (backoff, or a server's Retry-After).
+  if (row.next_attempt_at > now && (!ignoreBackoff || row.server_wait))
+    return { status: 'stale', stored: fromRow(row) };
+  if ((order === 'fifo' || row.keyed) && row.earlier !== null) {
+    const [nextAttemptAt, claimUntil] = row.earlier;
+    return { status: 'taken', until: Math.max(now, nextAttemptAt, claimUntil ?? now) };
+  }
+  return { status: 'taken', until: now };
 }
 
 /** A random key for this store's session lock, within int8 and well away from small hand-picked keys. */
@@ -168,6 +216,13 @@ export function postgresStore(
     );
   }
   const s = `"${schema}"`;
+  /**
+   * Runs one of the statements a runner sends for every entry as a named statement, so that the server parses
+   * and plans it once per connection rather than on every call (planning the claim took about as long as running
+   * it). The name carries the schema: the text differs from one schema to another.
+   */
+  const prepared = (pool: PostgresPool, name: string, text: string, values: unknown[]) =>
+    pool.query({ name: `failwise_${schema}_${name}`, text, values });
 
   interface Handle {
     pool: PostgresPool;
@@ -258,68 +313,60 @@ export function postgresStore(
     }
   }
 
+  /**
+   * Whether the claim on a row (its `claimed_by`, `claim_until`, `claim_session` columns) stops `$owner` (a
+   * parameter) at `$now`: another runner's claim that has not run out and whose session is alive. The cheap
+   * tests come first, so pg_locks is read only for a live claim of another runner.
+   */
+  const heldByAnother = (owner: string, now: string) => `CASE
+    WHEN claimed_by IS NULL OR claimed_by = ${owner} OR claim_until <= ${now} OR claim_session IS NULL THEN false
+    ELSE ${sessionAlive('claim_session')} END`;
+
+  /**
+   * One statement, one round trip, claims an entry that can be claimed: pending with the attempts the caller
+   * knew, claimed by nobody else, due (or hurried by flush(), unless its server asked for the wait), and first
+   * of its order group. SKIP LOCKED: a row another runner is claiming or writing right now is not waited for.
+   * Claimed, it answers the entry as stored now (its attempt counted), so the runner sends it without reading
+   * it again; not claimed, the row as it was before the statement, to tell why (`whyNotClaimed`).
+   */
   async function claim(pool: PostgresPool, request: ClaimRequest): Promise<ClaimAnswer> {
     const { id, owner, attempts, claimMs, now, order, ignoreBackoff } = request;
-    return transaction(pool, async (client) => {
-      // SKIP LOCKED: a row another runner is claiming or writing right now is not waited for; it is taken.
-      const { rows } = await client.query(
-        `SELECT seq, entry, body, status, order_key, attempts, next_attempt_at, server_wait, claimed_by,
-                claim_until, claim_session IS NOT NULL AND ${sessionAlive('claim_session')} AS claim_alive
-         FROM ${s}.outbox WHERE id = $1 FOR UPDATE SKIP LOCKED`,
-        [id],
-      );
-      const row = rows[0] as
-        | (Row & {
-            seq: string;
-            status: string;
-            order_key: string | null;
-            attempts: number;
-            next_attempt_at: number;
-            server_wait: boolean;
-            claimed_by: string | null;
-            claim_until: number | null;
-            claim_alive: boolean;
-          })
-        | undefined;
-      if (row === undefined) {
-        const exists = await client.query(`SELECT 1 FROM ${s}.outbox WHERE id = $1`, [id]);
-        return exists.rowCount ? { status: 'taken', until: now } : { status: 'missing' };
-      }
-      if (row.status !== 'pending' || row.attempts !== attempts - 1)
-        return { status: 'stale', stored: fromRow(row) };
-      const heldByOther =
-        row.claimed_by !== null &&
-        row.claimed_by !== owner &&
-        row.claim_alive &&
-        (row.claim_until ?? 0) > now;
-      if (heldByOther) return { status: 'taken', until: row.claim_until! };
-      // Not due in the store: another runner set a later time (backoff, or a server's Retry-After).
-      if (row.next_attempt_at > now && (!ignoreBackoff || row.server_wait))
-        return { status: 'stale', stored: fromRow(row) };
-      if (order === 'fifo' || row.order_key !== null) {
-        const earlier = await client.query(
-          `SELECT next_attempt_at,
-                  CASE WHEN claim_session IS NOT NULL AND ${sessionAlive('claim_session')} THEN claim_until END AS claim_until
-           FROM ${s}.outbox
-           WHERE seq < $1 AND status = 'pending' AND ($2::text IS NULL OR order_key = $2)
-           ORDER BY seq LIMIT 1`,
-          [row.seq, order === 'fifo' ? null : row.order_key],
-        );
-        const first = earlier.rows[0] as { next_attempt_at: number; claim_until: number | null } | undefined;
-        if (first) {
-          const until = Math.max(now, first.next_attempt_at, first.claim_until ?? now);
-          return { status: 'taken', until };
-        }
-      }
-      const entry = fromRow(row);
-      entry.attempts = attempts;
-      await client.query(
-        `UPDATE ${s}.outbox SET entry = $2, attempts = $3, claimed_by = $4, claim_session = $5::int8, claim_until = $6
-         WHERE id = $1`,
-        [id, toRow(entry)[0], attempts, owner, sessionKey, now + claimMs],
-      );
-      return { status: 'claimed' };
-    });
+    const { rows } = await prepared(
+      pool,
+      'claim',
+      `WITH target AS (
+         SELECT o.seq FROM ${s}.outbox o
+         WHERE o.id = $1 AND o.status = 'pending' AND o.attempts = $2::int - 1
+           AND NOT ${heldByAnother('$3::text', '$4::float8')}
+           AND (o.next_attempt_at <= $4 OR ($5::boolean AND NOT o.server_wait))
+           AND ($6::text = 'per-key' AND o.order_key IS NULL OR NOT EXISTS (
+             SELECT 1 FROM ${s}.outbox e
+             WHERE e.seq < o.seq AND e.status = 'pending' AND ($6 = 'fifo' OR e.order_key = o.order_key)))
+         FOR UPDATE OF o SKIP LOCKED
+       ), claimed AS (
+         UPDATE ${s}.outbox u SET attempts = $2, claimed_by = $3, claim_session = $7::int8, claim_until = $8
+         FROM target WHERE u.seq = target.seq
+         RETURNING u.entry, u.body, u.attempts
+       )
+       SELECT true AS claimed, entry, body, attempts, NULL::text AS status, NULL::float8 AS next_attempt_at,
+              NULL::boolean AS server_wait, NULL::boolean AS keyed, NULL::float8 AS held_until,
+              NULL::float8[] AS earlier
+       FROM claimed
+       UNION ALL
+       SELECT false, o.entry, o.body, o.attempts, o.status, o.next_attempt_at, o.server_wait,
+              o.order_key IS NOT NULL, CASE WHEN ${heldByAnother('$3', '$4')} THEN o.claim_until END,
+              (SELECT ARRAY[e.next_attempt_at,
+                            CASE WHEN e.claim_session IS NOT NULL AND ${sessionAlive('e.claim_session')}
+                                 THEN e.claim_until END]
+               FROM ${s}.outbox e
+               WHERE e.seq < o.seq AND e.status = 'pending' AND ($6 = 'fifo' OR e.order_key = o.order_key)
+               ORDER BY e.seq LIMIT 1)
+       FROM ${s}.outbox o WHERE o.id = $1 AND NOT EXISTS (SELECT 1 FROM claimed)`,
+      [id, attempts, owner, now, ignoreBackoff, order, sessionKey, now + claimMs],
+    );
+    const row = rows[0] as ClaimRow | undefined;
+    if (row?.claimed) return { status: 'claimed', stored: fromRow(row) };
+    return whyNotClaimed(row, request);
   }
 
   /** Inserts a new entry, claimed for `claim.owner` when given. */
@@ -367,13 +414,30 @@ export function postgresStore(
     heldElsewhere: (owner, now) =>
       call('claims.heldElsewhere', async (handle, who) => {
         checkLease(who, owner, 1, now);
-        const { rows } = await handle.pool.query(
+        const { rows } = await prepared(
+          handle.pool,
+          'held_elsewhere',
           `SELECT id, claim_until AS until FROM ${s}.outbox
            WHERE claimed_by IS NOT NULL AND claimed_by <> $1 AND claim_until > $2 AND status = 'pending'
              AND ${sessionAlive('claim_session')}`,
           [owner, now],
         );
         return rows as Array<{ id: string; until: number }>;
+      }),
+    gone: (ids) =>
+      call('claims.gone', async (handle, who) => {
+        if (!Array.isArray(ids))
+          throw new ArgumentError(who, 'ids', `expected an array of ids, got ${typeof ids}`);
+        for (const id of ids) checkId(who, id);
+        if (ids.length === 0) return [];
+        const { rows } = await prepared(
+          handle.pool,
+          'gone',
+          `SELECT asked.id FROM unnest($1::text[]) WITH ORDINALITY AS asked (id, n)
+           WHERE NOT EXISTS (SELECT 1 FROM ${s}.outbox o WHERE o.id = asked.id) ORDER BY asked.n`,
+          [ids],
+        );
+        return (rows as Array<{ id: string }>).map((row) => row.id);
       }),
     renew: (owner, claimMs, now) =>
       call('claims.renew', async (handle, who) => {
@@ -414,17 +478,24 @@ export function postgresStore(
     remove: (id) =>
       call('remove', async (handle, who) => {
         checkId(who, id);
-        await handle.pool.query(`DELETE FROM ${s}.outbox WHERE id = $1`, [id]);
+        await prepared(handle.pool, 'remove', `DELETE FROM ${s}.outbox WHERE id = $1`, [id]);
       }),
     get: (id) =>
       call('get', async (handle, who) => {
         checkId(who, id);
-        const { rows } = await handle.pool.query(`SELECT entry, body FROM ${s}.outbox WHERE id = $1`, [id]);
+        const { rows } = await prepared(
+          handle.pool,
+          'get',
+          `SELECT entry, body, attempts FROM ${s}.outbox WHERE id = $1`,
+          [id],
+        );
         return rows[0] === undefined ? undefined : fromRow(rows[0] as Row);
       }),
     list: () =>
       call('list', async (handle) => {
-        const { rows } = await handle.pool.query(`SELECT entry, body FROM ${s}.outbox ORDER BY seq`);
+        const { rows } = await handle.pool.query(
+          `SELECT entry, body, attempts FROM ${s}.outbox ORDER BY seq`,
+        );
         return (rows as Row[]).map(fromRow);
       }),
     acquireLease: (owner, ttlMs, now) =>

@@ -163,7 +163,7 @@ describe('outbox runners on a store with per-entry claims (PostgreSQL)', () => {
         order: 'per-key',
         ignoreBackoff: false,
       }),
-    ).toEqual({ status: 'claimed' });
+    ).toMatchObject({ status: 'claimed', stored: { id: 'held', attempts: 1 } });
     const runner = runners[0]!;
     // `after` waits for `held` (its key's earlier entry); `free` goes.
     expect(await runner.flush()).toEqual({ sent: 1, failed: 0, pending: 2, reason: 'lease-held' });
@@ -194,5 +194,55 @@ describe('outbox runners on a store with per-entry claims (PostgreSQL)', () => {
       ['slow', 1, 'key-slow', 2],
     ]);
     void second;
+  }, 30_000);
+
+  it('forgets, in one store call, every entry of its queue another runner finished, once it finds one gone', async () => {
+    const schema = `claims_${++schemas}`;
+    const other = postgresStore(server.url(), { schema });
+    const store = postgresStore(server.url(), { schema });
+    closers.push(
+      () => other.close(),
+      () => store.close(),
+    );
+    // Each its own key: keyed entries keep the store's order (claim-spread.ts moves only entries without one).
+    for (let i = 0; i < 10; i++) await other.add(entry(`e${i}`, `key-${i}`));
+    const calls: string[] = [];
+    const claims = store.claims;
+    const counted = Object.assign(Object.create(store) as typeof store, {
+      claims: {
+        ...claims,
+        claim: (request: Parameters<typeof claims.claim>[0]) => {
+          calls.push(`claim ${request.id}`);
+          return claims.claim(request);
+        },
+        gone: (ids: readonly string[]) => {
+          calls.push(`gone ${ids.length}`);
+          return claims.gone(ids);
+        },
+      },
+    });
+    const sent: string[] = [];
+    let releaseFirst = () => {};
+    const runner = createOutboxRunner({
+      store: counted,
+      clock: systemClock,
+      policy: definePolicy({ durable: { order: 'per-key', concurrency: 1 } }),
+      owner: 'late',
+      send: (stored) => {
+        sent.push(stored.id);
+        if (stored.id !== 'e0') return Promise.resolve({ result: 'sent' });
+        return new Promise((resolve) => (releaseFirst = () => resolve({ result: 'sent' })));
+      },
+    });
+    closers.push(() => runner.close());
+    // While it sends its first entry, another runner sends all the others but the last.
+    await eventually(() => Promise.resolve(sent.length === 1), 5_000);
+    for (let i = 1; i < 9; i++) await other.remove(`e${i}`);
+    releaseFirst();
+    await eventually(async () => (await other.list()).length === 0, 10_000);
+    expect(sent).toEqual(['e0', 'e9']);
+    // One claim finds e1 gone; one call finds the other seven gone (of the eight it still had); the next claim
+    // is the one that is left.
+    expect(calls).toEqual(['claim e0', 'claim e1', 'gone 8', 'claim e9']);
   }, 30_000);
 });

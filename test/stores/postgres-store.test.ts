@@ -193,28 +193,55 @@ describe('postgresStore', () => {
         ...more,
       });
 
+    /** A claim's answer: the entry with that id as stored, its attempt counted. */
+    const claimed = (id: string, attempts: number) => ({
+      status: 'claimed',
+      stored: expect.objectContaining({ id, attempts, status: 'pending' }),
+    });
+
     it('claims an entry for one runner, counts its attempt, and refuses it to another until the claim ends', async () => {
       const one = open();
       const two = open(one.schema);
       await one.add(makeEntry('a', { nextAttemptAt: 0 }));
-      expect(await claim(one, 'a', 'one', 1, 100)).toEqual({ status: 'claimed' });
+      // The answer is the entry as stored now, its attempt counted: the runner sends it without reading it again.
+      expect(await claim(one, 'a', 'one', 1, 100)).toEqual({
+        status: 'claimed',
+        stored: makeEntry('a', { attempts: 1, nextAttemptAt: 0 }),
+      });
       expect((await two.get('a'))?.attempts).toBe(1);
-      // The other runner knew attempts 0: it gets the stored entry. Knowing 1, it is told when to ask again.
-      expect(await claim(two, 'a', 'two', 1, 200)).toEqual({
+      // The other runner is told when to ask again, whether it knew the attempt counted (1) or not (0): while
+      // the claim lasts the row is not its business, and its claim costs one answer, not a stale one and a retry.
+      expect(await claim(two, 'a', 'two', 1, 200)).toEqual({ status: 'taken', until: 1_100 });
+      expect(await claim(two, 'a', 'two', 2, 200)).toEqual({ status: 'taken', until: 1_100 });
+      // Expired, the claim no longer hides the row: knowing attempts 0, the runner gets the stored entry.
+      expect(await claim(two, 'a', 'two', 1, 1_100)).toEqual({
         status: 'stale',
         stored: makeEntry('a', { attempts: 1, nextAttemptAt: 0 }),
       });
-      expect(await claim(two, 'a', 'two', 2, 200)).toEqual({ status: 'taken', until: 1_100 });
-      // Expired: another runner may take it.
-      expect(await claim(two, 'a', 'two', 2, 1_100)).toEqual({ status: 'claimed' });
+      // Knowing 1, it may take it.
+      expect(await claim(two, 'a', 'two', 2, 1_100)).toEqual(claimed('a', 2));
       // Renewed, it lasts; written (the send's outcome), it ends.
       await two.claims.renew('two', 1_000, 1_500);
       expect(await claim(one, 'a', 'one', 3, 2_400)).toEqual({ status: 'taken', until: 2_500 });
       await two.update(makeEntry('a', { attempts: 2, nextAttemptAt: 1_000 }));
-      expect(await claim(one, 'a', 'one', 3, 2_400)).toEqual({ status: 'claimed' });
+      expect(await claim(one, 'a', 'one', 3, 2_400)).toEqual(claimed('a', 3));
       await one.claims.releaseAll('one');
-      expect(await claim(two, 'a', 'two', 4, 2_401)).toEqual({ status: 'claimed' });
+      expect(await claim(two, 'a', 'two', 4, 2_401)).toEqual(claimed('a', 4));
       expect(await claim(two, 'gone', 'two', 1, 2_402)).toEqual({ status: 'missing' });
+      await closeAll();
+    });
+
+    it('tells which of the ids asked about it no longer has, in the order asked', async () => {
+      const store = open();
+      await store.add(makeEntry('kept'));
+      await store.add(makeEntry('sent'));
+      await store.remove('sent');
+      expect(await store.claims.gone(['never', 'kept', 'sent'])).toEqual(['never', 'sent']);
+      expect(await store.claims.gone([])).toEqual([]);
+      await expect(store.claims.gone(['kept', ''])).rejects.toThrow(ArgumentError);
+      await expect(store.claims.gone('kept' as unknown as string[])).rejects.toThrow(
+        /postgresStore\.claims\.gone: ids: expected an array of ids, got string/,
+      );
       await closeAll();
     });
 
@@ -227,7 +254,7 @@ describe('postgresStore', () => {
       );
       expect(await other.get('a')).toEqual(makeEntry('a', { nextAttemptAt: 0 }));
       expect(await claim(other, 'a', 'other', 1, 200)).toEqual({ status: 'taken', until: 1_100 });
-      expect(await claim(writer, 'a', 'writer', 1, 200)).toEqual({ status: 'claimed' });
+      expect(await claim(writer, 'a', 'writer', 1, 200)).toEqual(claimed('a', 1));
       await closeAll();
     });
 
@@ -251,15 +278,15 @@ describe('postgresStore', () => {
       await store.add(makeEntry('k2', { orderKey: 'k', nextAttemptAt: 0 }));
       // k1 is pending and due at 1000: k2 waits for it, entries of other keys or none do not.
       expect(await claim(store, 'k2', 'one', 1, 1_000)).toEqual({ status: 'taken', until: 1_000 });
-      expect(await claim(store, 'free', 'one', 1, 1_000)).toEqual({ status: 'claimed' });
-      expect(await claim(store, 'other', 'one', 1, 1_000)).toEqual({ status: 'claimed' });
-      expect(await claim(store, 'k1', 'one', 1, 1_000)).toEqual({ status: 'claimed' });
+      expect(await claim(store, 'free', 'one', 1, 1_000)).toEqual(claimed('free', 1));
+      expect(await claim(store, 'other', 'one', 1, 1_000)).toEqual(claimed('other', 1));
+      expect(await claim(store, 'k1', 'one', 1, 1_000)).toEqual(claimed('k1', 1));
       // Claimed, k1 still blocks until it is done: the answer says when its claim ends.
       expect(await claim(store, 'k2', 'two', 1, 1_500)).toEqual({ status: 'taken', until: 2_000 });
       await store.update(
         makeEntry('k1', { orderKey: 'k', attempts: 1, status: 'dead', deadReason: 'not-retryable' }),
       );
-      expect(await claim(store, 'k2', 'two', 1, 1_600)).toEqual({ status: 'claimed' });
+      expect(await claim(store, 'k2', 'two', 1, 1_600)).toEqual(claimed('k2', 1));
       // fifo: any earlier pending entry blocks.
       await store.add(makeEntry('last'));
       expect(await claim(store, 'last', 'two', 1, 1_700, { order: 'fifo' })).toEqual({
@@ -290,9 +317,9 @@ describe('postgresStore', () => {
         status: 'stale',
         stored: makeEntry('later', { nextAttemptAt: 5_000 }),
       });
-      expect(await claim(store, 'later', 'one', 1, 1_000, { ignoreBackoff: true })).toEqual({
-        status: 'claimed',
-      });
+      expect(await claim(store, 'later', 'one', 1, 1_000, { ignoreBackoff: true })).toEqual(
+        claimed('later', 1),
+      );
       expect(await claim(store, 'server', 'one', 1, 1_000, { ignoreBackoff: true })).toEqual({
         status: 'stale',
         stored: waited,
@@ -312,7 +339,7 @@ describe('postgresStore', () => {
         await locker.query('ROLLBACK');
         locker.release();
       }
-      expect(await claim(store, 'a', 'one', 1, 1_000)).toEqual({ status: 'claimed' });
+      expect(await claim(store, 'a', 'one', 1, 1_000)).toEqual(claimed('a', 1));
       await closeAll();
     });
 
@@ -334,10 +361,10 @@ describe('postgresStore', () => {
             order: 'fifo',
             ignoreBackoff: false,
           }),
-        ).toEqual({ status: 'claimed' });
+        ).toEqual(claimed('a', 1));
         expect(await claim(alive, 'a', 'alive', 2, 10)).toEqual({ status: 'taken', until: 60_000 });
         await killSessions('doomed-claims');
-        expect(await claim(alive, 'a', 'alive', 2, 20)).toEqual({ status: 'claimed' });
+        expect(await claim(alive, 'a', 'alive', 2, 20)).toEqual(claimed('a', 2));
       } finally {
         await closeAll();
         await dying.close().catch(() => undefined);
