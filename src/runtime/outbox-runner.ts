@@ -229,7 +229,8 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
 
   /**
    * Entries other runners held when last asked (`claims.heldElsewhere`), until their claims end: a claim of one of
-   * them is answered here, without a store call, for CLAIM_RECHECK_MIN_MS after the list was read.
+   * them is answered here, without a store call, for CLAIM_RECHECK_MS after the list was read (as long as a
+   * `taken` answer from the store lasts): the holder most likely still sends it, or has sent it.
    */
   let heldElsewhere = new Map<string, number>();
   let heldElsewhereAt = -Infinity;
@@ -246,7 +247,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   const claimEntry = async (claims: OutboxClaims, id: string, attempts: number): Promise<CommitOutcome> => {
     const at = now();
     const known = heldElsewhere.get(id);
-    if (known !== undefined && known > at && at - heldElsewhereAt < CLAIM_RECHECK_MIN_MS)
+    if (known !== undefined && known > at && at - heldElsewhereAt < CLAIM_RECHECK_MS)
       return { status: 'taken', until: takenUntil(at, known) };
     const answer = await answered(
       claims.claim({
