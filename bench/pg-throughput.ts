@@ -102,7 +102,9 @@ const server = await startPostgres();
 const origin = await startOrigin();
 let schemaCount = 0;
 try {
-  async function round(workers: number): Promise<{ ms: number; perWorker: number[]; claims: number }> {
+  async function round(
+    workers: number,
+  ): Promise<{ ms: number; perWorker: number[]; calls: Record<string, number> }> {
     const schema = `bench_${++schemaCount}`;
     const store = postgresStore(server.url(), { schema });
     const now = Date.now();
@@ -136,11 +138,12 @@ try {
     const twice = [...origin.seen.values()].filter((n) => n !== 1).length;
     if (origin.seen.size !== ENTRIES || twice > 0)
       throw new Error(`round of ${workers}: ${origin.seen.size} keys seen, ${twice} more than once`);
-    return {
-      ms,
-      perWorker: done.map((l) => Number(l.split(' ')[1])),
-      claims: done.reduce((sum, l) => sum + Number(l.split(' ')[2]), 0),
-    };
+    const calls: Record<string, number> = {};
+    for (const l of done) {
+      for (const [what, n] of Object.entries(JSON.parse(l.split(' ')[2]!) as Record<string, number>))
+        calls[what] = (calls[what] ?? 0) + n;
+    }
+    return { ms, perWorker: done.map((l) => Number(l.split(' ')[1])), calls };
   }
 
   const one: number[] = [];
@@ -148,15 +151,19 @@ try {
   /** Claims asked of the store per entry, per round: 1 for one worker; above 1, the cost of sharing the queue. */
   const claimsOne: number[] = [];
   const claimsMany: number[] = [];
+  const callsMany: Array<Record<string, number>> = [];
+  const claimsOf = (calls: Record<string, number>) =>
+    ['claimed', 'taken', 'stale', 'missing'].reduce((sum, what) => sum + (calls[what] ?? 0), 0);
   const shares: number[][] = [];
   await round(1); // warm-up: the server's caches, the origin's sockets
   for (let r = 0; r < ROUNDS; r++) {
     const alone = await round(1);
     one.push(alone.ms);
-    claimsOne.push(alone.claims / ENTRIES);
+    claimsOne.push(claimsOf(alone.calls) / ENTRIES);
     const result = await round(WORKERS);
     many.push(result.ms);
-    claimsMany.push(result.claims / ENTRIES);
+    claimsMany.push(claimsOf(result.calls) / ENTRIES);
+    callsMany.push(result.calls);
     shares.push(result.perWorker);
     console.error(
       `round ${r + 1}: 1 worker ${one.at(-1)!.toFixed(0)} ms, ${WORKERS} workers ${many.at(-1)!.toFixed(0)} ms (sent ${result.perWorker.join(' / ')})`,
@@ -176,6 +183,13 @@ try {
       `| ${WORKERS} | ${fmt(median(many))} ms | ${fmt(rate(median(many)))} | ${ratio.toFixed(2)} x | ${median(claimsMany).toFixed(2)} |`,
       '',
       `Entries each of the ${WORKERS} workers sent, per round: ${shares.map((s) => s.join(' / ')).join('; ')}.`,
+      `Store calls of the ${WORKERS} workers together, per round (claims by answer, then the reads that skip what others hold or finished): ${callsMany
+        .map((c) =>
+          ['claimed', 'taken', 'stale', 'missing', 'heldElsewhere', 'gone']
+            .map((w) => `${w} ${c[w] ?? 0}`)
+            .join(', '),
+        )
+        .join('; ')}.`,
     ].join('\n'),
   );
 } finally {

@@ -1,7 +1,7 @@
 // One worker of bench/pg-throughput.ts, in a process of its own (its own event loop, as each machine of a
 // fleet has): a failwise client on a postgresStore. It prints `ready` once its store is open, waits for `go`
 // on stdin, creates its client and starts its outbox (from then on it sends by itself, as a service's does), and when told
-// `stop` prints `done <entries it sent> <claims it asked the store for>` and exits.
+// `stop` prints `done <entries it sent> <its claims by answer, and its heldElsewhere and gone calls, as JSON>` and exits.
 import { createInterface } from 'node:readline';
 import { writeSync } from 'node:fs';
 import { createFailoverClient } from '../src/index.node.js';
@@ -13,13 +13,21 @@ async function main(): Promise<void> {
     throw new Error('usage: pg-worker <origin-url> <connection-string> <schema> <concurrency>');
   const store = postgresStore(connection, { schema });
   let sent = 0;
-  // Claims asked of the store, whatever they answered: the cost of sharing one queue (1 per entry when alone).
-  let claims = 0;
-  const claim = store.claims.claim.bind(store.claims);
-  store.claims.claim = (request) => {
-    claims += 1;
-    return claim(request);
+  // Claims asked of the store, whatever they answered: the cost of sharing one queue (1 per entry when alone),
+  // by answer, and the calls a runner makes to skip what others hold or finished.
+  const calls: Record<string, number> = {};
+  const count = (what: string) => (calls[what] = (calls[what] ?? 0) + 1);
+  const { claims } = store;
+  const claim = claims.claim.bind(claims);
+  const heldElsewhere = claims.heldElsewhere.bind(claims);
+  const gone = claims.gone.bind(claims);
+  claims.claim = async (request) => {
+    const answer = await claim(request);
+    count(answer.status);
+    return answer;
   };
+  claims.heldElsewhere = (owner, now) => (count('heldElsewhere'), heldElsewhere(owner, now));
+  claims.gone = (ids) => (count('gone'), gone(ids));
   await store.list(); // opened, its tables there: the timed part is sending only
   writeSync(1, 'ready\n');
   const lines = createInterface({ input: process.stdin })[Symbol.asyncIterator]();
@@ -43,7 +51,7 @@ async function main(): Promise<void> {
   });
   void client.outbox.flush();
   await until('stop');
-  writeSync(1, `done ${sent} ${claims}\n`);
+  writeSync(1, `done ${sent} ${JSON.stringify(calls)}\n`);
   await client.close();
   process.exit(0);
 }
