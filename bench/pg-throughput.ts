@@ -10,6 +10,8 @@
  * entry reached the origin exactly once.
  *
  *   npx tsx bench/pg-throughput.ts [--entries 400] [--workers 3] [--concurrency 4] [--rounds 3]
+ *
+ * `PG_BENCH_PROF=<dir>` writes a CPU profile of each worker there (`node --cpu-prof`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
@@ -69,9 +71,19 @@ async function startOrigin() {
 }
 
 function startWorker(args: string[]) {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', WORKER, ...args], {
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
+  const child: ChildProcess = spawn(
+    process.execPath,
+    [
+      ...(process.env['PG_BENCH_PROF'] ? ['--cpu-prof', '--cpu-prof-dir', process.env['PG_BENCH_PROF']] : []),
+      '--import',
+      'tsx',
+      WORKER,
+      ...args,
+    ],
+    {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    },
+  );
   let out = '';
   const lines: string[] = [];
   let notify = () => {};
@@ -152,18 +164,23 @@ try {
   const claimsOne: number[] = [];
   const claimsMany: number[] = [];
   const callsMany: Array<Record<string, number>> = [];
+  /** Worker CPU time (user + system, all workers together) per entry delivered, per round. */
+  const cpuOne: number[] = [];
+  const cpuMany: number[] = [];
   const claimsOf = (calls: Record<string, number>) =>
     ['claimed', 'taken', 'stale', 'missing'].reduce((sum, what) => sum + (calls[what] ?? 0), 0);
   const shares: number[][] = [];
   await round(1); // warm-up: the server's caches, the origin's sockets
   for (let r = 0; r < ROUNDS; r++) {
     const alone = await round(1);
+    cpuOne.push((alone.calls['cpuMs'] ?? 0) / ENTRIES);
     one.push(alone.ms);
     claimsOne.push(claimsOf(alone.calls) / ENTRIES);
     const result = await round(WORKERS);
     many.push(result.ms);
     claimsMany.push(claimsOf(result.calls) / ENTRIES);
     callsMany.push(result.calls);
+    cpuMany.push((result.calls['cpuMs'] ?? 0) / ENTRIES);
     shares.push(result.perWorker);
     console.error(
       `round ${r + 1}: 1 worker ${one.at(-1)!.toFixed(0)} ms, ${WORKERS} workers ${many.at(-1)!.toFixed(0)} ms (sent ${result.perWorker.join(' / ')})`,
@@ -177,10 +194,10 @@ try {
       `Measured with \`npm run bench:pg\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: Node ${process.version}, ${os.platform()} ${os.arch()}, ${os.cpus().length} cores, PostgreSQL 15 (initdb defaults, fsync off) on loopback.`,
       `${ENTRIES} entries per round, origin answers after ${ANSWER_MS} ms, \`durable.concurrency: ${CONCURRENCY}\` per worker, ${ROUNDS} rounds of each after a warm-up, alternating; medians.`,
       '',
-      '| workers | median time | entries / s | ratio to one worker | claims asked per entry (median) |',
-      '| ------: | ----------: | ----------: | ------------------: | ------------------------------: |',
-      `| 1 | ${fmt(median(one))} ms | ${fmt(rate(median(one)))} | 1.00 x | ${median(claimsOne).toFixed(2)} |`,
-      `| ${WORKERS} | ${fmt(median(many))} ms | ${fmt(rate(median(many)))} | ${ratio.toFixed(2)} x | ${median(claimsMany).toFixed(2)} |`,
+      '| workers | median time | entries / s | ratio to one worker | claims asked per entry | worker CPU per entry |',
+      '| ------: | ----------: | ----------: | ------------------: | ---------------------: | -------------------: |',
+      `| 1 | ${fmt(median(one))} ms | ${fmt(rate(median(one)))} | 1.00 x | ${median(claimsOne).toFixed(2)} | ${median(cpuOne).toFixed(2)} ms |`,
+      `| ${WORKERS} | ${fmt(median(many))} ms | ${fmt(rate(median(many)))} | ${ratio.toFixed(2)} x | ${median(claimsMany).toFixed(2)} | ${median(cpuMany).toFixed(2)} ms |`,
       '',
       `Entries each of the ${WORKERS} workers sent, per round: ${shares.map((s) => s.join(' / ')).join('; ')}.`,
       `Store calls of the ${WORKERS} workers together, per round (claims by answer, then the reads that skip what others hold or finished): ${callsMany
