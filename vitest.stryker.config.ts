@@ -5,6 +5,7 @@
 // a shared 2-core machine, and Stryker runs vitest in worker threads, not the forks they need.
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import { FAST_CHECK_VITEST, lazyFastCheckChains } from './test/setup/lazy-fast-check-chains.js';
 import base from './vite.config.js';
 
 /** Fast, focused suites first, the long property runs last. */
@@ -35,8 +36,10 @@ class FastFirstSequencer extends BaseSequencer {
 // Spread, not mergeConfig: mergeConfig appends arrays, and `include` must replace the base's `test/**`.
 export default defineConfig({
   ...base,
+  plugins: [lazyFastCheckChains()],
   test: {
     ...base.test,
+    server: { deps: { inline: [FAST_CHECK_VITEST] } },
     include: ORDER.map((dir) =>
       dir === 'test/engine/' ? `${dir}*.differential.property.test.ts` : `${dir}**/*.test.ts`,
     ),
