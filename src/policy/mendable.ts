@@ -5,7 +5,7 @@ import type { FailReason } from './failure.js';
  * (`not-retryable`, `unauthorized`, `unsafe-to-replay`) dead-letters it. One list for the request machine
  * (which defers such work) and the outbox (which keeps it).
  */
-const MENDABLE: ReadonlySet<FailReason> = new Set<FailReason>([
+const MENDABLE: ReadonlySet<FailReason | 'durable' | undefined> = new Set<FailReason>([
   'attempts-exhausted',
   'budget-exhausted',
   'retry-after-exceeds-budget',
@@ -15,5 +15,5 @@ const MENDABLE: ReadonlySet<FailReason> = new Set<FailReason>([
   'cancelled',
 ]);
 
-export const isMendable = (reason: FailReason | 'durable' | undefined): boolean =>
-  reason !== undefined && reason !== 'durable' && MENDABLE.has(reason);
+// Neither `undefined` (no failure) nor 'durable' (deferred already) is in the set: no separate checks needed.
+export const isMendable = (reason: FailReason | 'durable' | undefined): boolean => MENDABLE.has(reason);

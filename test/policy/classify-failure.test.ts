@@ -69,6 +69,13 @@ describe('classifyResult', () => {
     expect(failure?.origin).toBe('backup');
   });
 
+  it('trims the status text, not only the whole message', () => {
+    const failure = classifyResult(response(503, { statusText: '  Service Unavailable ' }), 'backup', {
+      now,
+    });
+    expect(failure?.message).toBe('HTTP 503 Service Unavailable');
+  });
+
   it.each([
     ['delay-seconds', '120', 120_000],
     ['an HTTP-date', 'Sun, 06 Nov 1994 08:49:37 GMT', 37_000],

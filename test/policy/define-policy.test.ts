@@ -327,6 +327,13 @@ describe('definePolicy', () => {
       expect(errorFor(input).message).toBe(message);
     });
 
+    it('still checks the fields of a group that only has an unknown key too', () => {
+      // The unknown key is an error of its own; initialMs and maxMs are valid, so their rule still applies.
+      expect(errorFor({ backoff: { initialMs: 1000, maxMs: 500, jiter: 'full' } }).message).toContain(
+        'policy.backoff.initialMs: must not exceed policy.backoff.maxMs (500), got 1000',
+      );
+    });
+
     it('reports every broken pair at once', () => {
       const error = errorFor({
         budgetMs: 1000,

@@ -77,6 +77,11 @@ describe('nextDurableAttemptAt', () => {
     expect(nextDurableAttemptAt(durable(), 1, 1_000, 5_000)).toBe(11_000);
   });
 
+  it('reads a Retry-After that is not a number of ms as none: the backoff alone', () => {
+    expect(nextDurableAttemptAt(durable(), 1, 1_000, Number.NaN)).toBe(11_000);
+    expect(nextDurableAttemptAt(durable(), 1, 1_000, -5_000)).toBe(11_000);
+  });
+
   it('honours a Retry-After longer than maxMs', () => {
     expect(nextDurableAttemptAt(durable({ maxMs: 20_000 }), 5, 0, 3_600_000)).toBe(3_600_000);
   });

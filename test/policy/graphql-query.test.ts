@@ -75,6 +75,11 @@ describe('isGraphQLQuery: a POST whose GraphQL operation reads', () => {
     ['unbalanced braces', { query: 'query { items { id }' }, false],
     ['an unterminated string', { query: 'query { items(q: "x) }' }, false],
     ['a schema definition, not an operation', { query: 'type Item { id: ID }' }, false],
+    // An empty operationName names nothing: the document alone decides.
+    ['an empty operationName', { query: 'query A { a }', operationName: '' }, true],
+    ['a body of null', null, false],
+    ['a body of a number', 5, false],
+    ['a batch with null in it', [{ query: '{ a }' }, null], false],
   ])('%s', (_, body, expected) => {
     expect(isGraphQLQuery(post(body))).toBe(expected);
   });
@@ -83,6 +88,11 @@ describe('isGraphQLQuery: a POST whose GraphQL operation reads', () => {
     const bytes = new TextEncoder().encode(JSON.stringify({ query: '{ items { name } }' }));
     expect(isGraphQLQuery({ ...post(''), body: bytes })).toBe(true);
     expect(isGraphQLQuery({ ...post(''), body: new Uint8Array([0xff, 0xfe]) })).toBe(false);
+    // Valid JSON around one byte that is not UTF-8 (0xff inside a string): still unsure, not read with U+FFFD.
+    const [open, close] = JSON.stringify({ query: '{ a }', x: '#' })
+      .split('#')
+      .map((t) => new TextEncoder().encode(t));
+    expect(isGraphQLQuery({ ...post(''), body: new Uint8Array([...open!, 0xff, ...close!]) })).toBe(false);
     expect(isGraphQLQuery({ ...post(''), body: undefined })).toBe(false);
   });
 
@@ -101,5 +111,34 @@ describe('isGraphQLQuery: a POST whose GraphQL operation reads', () => {
       { type: 'query', name: undefined },
       { type: 'subscription', name: undefined },
     ]);
+  });
+
+  const one = (name: string | undefined) => [{ type: 'query', name }];
+
+  it.each([
+    ['a comment ended by a line feed', '# mutation M { m }\nquery A { a }', one('A')],
+    ['a comment ended by a carriage return', '# mutation M { m }\rquery A { a }', one('A')],
+    ['a comment at the very end', 'query A { a } # done', one('A')],
+    ['a comment holding a brace', 'query A { a # } \n }', one('A')],
+    ['a block string holding braces and a quote', 'query A { a(t: """ } " { """) }', one('A')],
+    ['a block string holding an escaped triple quote', 'query A { a(t: """x \\""" } """) }', one('A')],
+    ['a string holding an escaped quote and a brace', 'query A { a(t: "x \\" }") }', one('A')],
+    ['lists in variables and arguments', 'query A($ids: [ID] = [1, 2]) { a(ids: [3]) }', one('A')],
+    ['a directive before the body', 'query @live { a } query R { b }', [...one(undefined), ...one('R')]],
+    ['a directive after the name', 'query A @cached(ttl: 60) { a }', one('A')],
+  ])('skips %s', (_, document, operations) => {
+    expect(operationsOf(document)).toEqual(operations);
+  });
+
+  it.each([
+    ['an unterminated block string', 'query A { a(t: """x) }'],
+    ['a string broken by a line feed', 'query A { a(t: "x\ny") }'],
+    ['an unterminated string at the top level', 'query A { a } "x'],
+    ['a closing brace before any opening one', '} {'],
+    ['a definition without a body', '{ a } query B'],
+    ['a document ending in a keyword', '{ a } query'],
+    ['a type definition', 'type Item { id: ID }'],
+  ])('cannot read %s', (_, document) => {
+    expect(operationsOf(document)).toBeUndefined();
   });
 });

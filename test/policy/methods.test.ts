@@ -10,7 +10,8 @@ describe('isWrite', () => {
     },
   );
 
-  it.each(['POST', 'PATCH', 'post', 'patch', 'CONNECT', 'PROPFIND', 'REPORT'])(
+  // Only the whole name counts: a method that merely starts or ends with GET is not GET.
+  it.each(['POST', 'PATCH', 'post', 'patch', 'CONNECT', 'PROPFIND', 'REPORT', 'GETX', 'XGET', 'PUTS'])(
     'treats %s as a write',
     (method) => {
       expect(isWrite(method)).toBe(true);
@@ -69,6 +70,8 @@ describe('isSafeMethod', () => {
     ['DELETE', false],
     ['POST', false],
     ['PATCH', false],
+    ['GETX', false],
+    ['XHEAD', false],
   ])('%s only reads: %s', (method, safe) => {
     expect(isSafeMethod(method)).toBe(safe);
   });

@@ -52,6 +52,13 @@ describe('isRetryableFailure', () => {
     },
   );
 
+  it.each([403, 404, 500, 501])(
+    'does not retry a %d even with an idempotency key: the key makes only a 409 retryable',
+    (status) => {
+      expect(isRetryableFailure(statusFailure(status), defaultPolicy, withKey)).toBe(false);
+    },
+  );
+
   it('retries a status only if this policy names it', () => {
     const policy = { retryableStatuses: [500] };
     expect(isRetryableFailure(statusFailure(500), policy, withoutKey)).toBe(true);

@@ -47,6 +47,7 @@ describe('describeValue', () => {
     [-0, '-0'],
     [Number.NaN, 'NaN'],
     ['x', '"x"'],
+    ['a'.repeat(40), `"${'a'.repeat(40)}"`],
     ['a'.repeat(41), `"${'a'.repeat(40)}…"`],
     [true, 'true'],
     [undefined, 'undefined'],
