@@ -5,7 +5,6 @@
 // a shared 2-core machine, and Stryker runs vitest in worker threads, not the forks they need.
 import { defineConfig } from 'vitest/config';
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
-import { FAST_CHECK_VITEST, lazyFastCheckChains } from './test/setup/lazy-fast-check-chains.js';
 import base from './vite.config.js';
 
 /** Fast, focused suites first, the long property runs last. */
@@ -35,12 +34,10 @@ class FastFirstSequencer extends BaseSequencer {
 
 // Spread, not mergeConfig: mergeConfig appends arrays, and `include` must replace the base's `test/**`.
 export default defineConfig({
+  // The base config builds @fast-check/vitest's chains on demand (test/setup/lazy-fast-check-chains.ts).
   ...base,
-  // @fast-check/vitest through vite, so that its chains are built on demand (test/setup/lazy-fast-check-chains.ts).
-  plugins: [lazyFastCheckChains()],
   test: {
     ...base.test,
-    server: { deps: { inline: [FAST_CHECK_VITEST] } },
     // The files of one mutant run share one worker and its loaded modules (Stryker's runner allows one worker):
     // these suites keep no state between files (the one environment change, TZ in retry-after.test.ts, is
     // restored), and the dry run, which must pass, runs all of them in that one worker.
