@@ -56,7 +56,14 @@ export function coverageRunner(): CoverageRunner {
           definition.table,
           definition.logic as MachineLogic<unknown, unknown>,
         );
-        return leanRunner.start({ table, logic: logic as typeof definition.logic }, options);
+        // The machines it starts as children (each outbox entry's lifecycle) are counted too.
+        const machines = Object.fromEntries(
+          Object.entries(definition.machines ?? {}).map(([name, child]) => {
+            const instrumented = instrumentedOf(child.table, child.logic);
+            return [name, { table: instrumented.table, logic: instrumented.logic }];
+          }),
+        );
+        return leanRunner.start({ table, logic: logic as typeof definition.logic, machines }, options);
       },
     },
     coverage: () => [...byTable.values()].map((k) => k.coverage),

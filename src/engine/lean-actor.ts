@@ -32,6 +32,14 @@ export interface LeanActorOptions<TContext, TInput> {
   /** Names of the actors that are children spawned by steps: their result is the one event they send back. */
   spawned?: ReadonlySet<string> | undefined;
   /**
+   * Machines a step may start as children, by name (the outbox's `outboxEntry`): each runs in a lean actor of
+   * its own, with these same options, and may send this machine events (`sendParent`); a step sends it events
+   * by its id (`ActionStep.send`).
+   */
+  machines?: Readonly<Record<string, ChildMachine>> | undefined;
+  /** @internal The machine that started this one as its child: where `sendParent` actions go. */
+  parent?: { send(event: Event): void } | undefined;
+  /**
    * Names of invoked actors that answer at once and ignore their signal: they get a signal that never aborts,
    * so that no AbortController is made for them.
    */
@@ -42,6 +50,12 @@ export interface LeanActorOptions<TContext, TInput> {
   onChange?: (() => void) | undefined;
   /** Once, when the machine reaches its final state, stops, or fails. */
   onEnd?: ((end: LeanEnd) => void) | undefined;
+}
+
+/** A machine that runs as a child of another: its table and its logic. */
+export interface ChildMachine {
+  table: MachineTable;
+  logic: MachineLogic<unknown, unknown>;
 }
 
 /** An effect: a value (or a promise of one); it gets a signal that aborts when its state is left. */
@@ -80,6 +94,8 @@ interface Child {
   readonly input: unknown;
   readonly spawned: boolean;
   controller: AbortController | undefined;
+  /** For a child machine: its actor, once started. */
+  machine: LeanActor<unknown> | undefined;
   state: 'new' | 'running' | 'stopped';
   next: Child | undefined;
 }
@@ -158,6 +174,14 @@ export class LeanActor<TContext, TInput = unknown> {
   /** XState's `snapshot.matches`: a state value, or a part of one, that the current value has. */
   matches(test: unknown): boolean {
     return matchesValue(test, this.value);
+  }
+
+  /** The child machines running now, in the order they were started. */
+  childMachines(): { id: string; actor: LeanActor<unknown> }[] {
+    const running: { id: string; actor: LeanActor<unknown> }[] = [];
+    for (let c = this.children; c !== undefined; c = c.next)
+      if (c.machine !== undefined && c.state === 'running') running.push({ id: c.id, actor: c.machine });
+    return running;
   }
 
   /** The timers armed now, by event type. */
@@ -535,6 +559,18 @@ export class LeanActor<TContext, TInput = unknown> {
         (this.internal ??= []).push(impl.event);
         continue;
       }
+      if (impl.kind === 'sendParent') {
+        const parent = this.options.parent;
+        // XState fails the same way: there is no parent to send to.
+        if (parent === undefined)
+          throw new MachineError(`${this.options.table.id}: sendParent in a machine that is not a child`);
+        const sent = impl.run(
+          { context: this.context, event: event as never },
+          this.paramsOf(action, event) as never,
+        );
+        this.defer(() => parent.send(sent));
+        continue;
+      }
       const params = this.paramsOf(action, event);
       const args = { context: this.context, event: event as never };
       if (impl.kind === 'assign') {
@@ -568,7 +604,18 @@ export class LeanActor<TContext, TInput = unknown> {
     this.patch(step.changes);
     for (const id of step.stop ?? []) this.stopChild(id);
     for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, true);
+    for (const { to, event } of step.send ?? []) this.sendToChild(to, event);
     for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
+  }
+
+  /** An event for a running child machine, delivered after the step (XState: `sendTo` a child by id). */
+  private sendToChild(id: string, event: Event): void {
+    const child = this.findChild(id);
+    if (child === undefined || this.options.machines?.[child.src] === undefined)
+      throw new MachineError(`${this.options.table.id}: no child machine \`${id}\` to send ${event.type} to`);
+    this.defer(() => {
+      if (child.state === 'running') child.machine!.send(event);
+    });
   }
 
   private emit(event: { type: string }): void {
@@ -630,7 +677,16 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** Starts an invoked actor or a spawned child after the step (its input taken now, as XState does). */
   private spawn(id: string, src: string, input: unknown, spawned: boolean): void {
-    const child: Child = { id, src, input, spawned, controller: undefined, state: 'new', next: undefined };
+    const child: Child = {
+      id,
+      src,
+      input,
+      spawned,
+      controller: undefined,
+      machine: undefined,
+      state: 'new',
+      next: undefined,
+    };
     const existing = this.findChild(id);
     if (existing) this.dropChild(existing);
     this.children = append(this.children, child);
@@ -652,11 +708,33 @@ export class LeanActor<TContext, TInput = unknown> {
     if (child.state === 'stopped') return;
     child.state = 'stopped';
     child.controller?.abort();
+    child.machine?.stop();
   }
 
   private startChild(child: Child): void {
     if (child.state !== 'new') return;
     child.state = 'running';
+    const definition = this.options.machines?.[child.src];
+    if (definition !== undefined) {
+      child.machine = new LeanActor(
+        {
+          ...this.options,
+          table: definition.table,
+          logic: definition.logic,
+          onEmit: undefined,
+          onChange: undefined,
+          // A child machine that fails sends its parent its error, as an XState child does.
+          onEnd: (end) => {
+            if (end.status === 'error')
+              this.send({ type: `xstate.error.actor.${child.id}`, error: end.error });
+          },
+          parent: this,
+        },
+        child.input,
+      );
+      child.machine.start();
+      return;
+    }
     const effect = this.options.actors[child.src];
     if (effect === undefined)
       throw new MachineError(`${this.options.table.id}: no actor \`${child.src}\` provided`);

@@ -5,6 +5,9 @@ import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox
 import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
+import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
+import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table.js';
+import type { MachineLogic } from '../../machines/machine-logic.js';
 import type {
   AcquireLeaseInput,
   CommitEntryInput,
@@ -179,7 +182,17 @@ function snapshotOf(machine: OutboxRun & { value: unknown }): OutboxRun {
   };
 }
 
-const outboxDefinition = { table: outboxTable, logic: outboxLogic };
+/** The outbox machine, and the machine of each entry in flight that it starts (`outboxEntry`). */
+const outboxDefinition = {
+  table: outboxTable,
+  logic: outboxLogic,
+  machines: {
+    outboxEntry: {
+      table: outboxEntryTable,
+      logic: outboxEntryLogic as unknown as MachineLogic<unknown, unknown>,
+    },
+  },
+};
 
 /** Nothing in flight and nothing can start now (or the machine has stopped). */
 function isQuiet(snapshot: OutboxRun): boolean {
