@@ -11,7 +11,6 @@ import { memoryStore } from '../../../src/stores/memory-store.js';
 import type {
   ClaimAnswer,
   ClaimRequest,
-  OutboxClaims,
   OutboxEntry,
   OutboxStore,
 } from '../../../src/stores/outbox-store.js';
