@@ -2,6 +2,7 @@ import type { MachineLogic } from '../../machines/machine-logic.js';
 import type { MachineTable } from '../../machines/machine-table.js';
 import { leanRunner, type MachineRunner } from '../../src/engine/machine-runner.js';
 import { instrument, type Instrumented } from './instrument.js';
+import { childMachine } from '../../src/engine/child-machine.js';
 
 /**
  * A `MachineRunner` for the real client (`createFailoverClient({ inspect: { runner } })`) that runs every
@@ -60,7 +61,7 @@ export function coverageRunner(): CoverageRunner {
         const machines = Object.fromEntries(
           Object.entries(definition.machines ?? {}).map(([name, child]) => {
             const instrumented = instrumentedOf(child.table, child.logic);
-            return [name, { table: instrumented.table, logic: instrumented.logic }];
+            return [name, childMachine(instrumented.table, instrumented.logic)];
           }),
         );
         return leanRunner.start({ table, logic: logic as typeof definition.logic, machines }, options);

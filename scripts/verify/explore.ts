@@ -4,6 +4,7 @@ import { handledEvents } from './active-states.js';
 import { instrument, markers } from './instrument.js';
 import type { MachineModel, Snapshot } from './machine-model.js';
 import { stateIds } from '../../machines/machine-table.js';
+import { childMachine, runningChildMachines } from '../../src/engine/child-machine.js';
 
 /**
  * A breadth-first search over every state a machine can reach in the lean executor from the model's inputs:
@@ -79,7 +80,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
     table,
     logic,
     machines: Object.fromEntries(
-      children.map((c) => [c.name, { table: c.instrumented.table, logic: c.instrumented.logic }]),
+      children.map((c) => [c.name, childMachine(c.instrumented.table, c.instrumented.logic)]),
     ),
   };
   const entered = new Set<number>();
@@ -123,15 +124,13 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
       run.actor.value,
       model.abstractContext(run.actor.context),
       run.timers().sort(),
-      run.actor
-        .childMachines()
-        .map(({ id, actor }) => [
-          id,
-          actor.value,
-          model.abstractChild
-            ? model.abstractChild(actor.context as Record<string, unknown>, run.actor.context)
-            : actor.context,
-        ]),
+      runningChildMachines(run.actor as never).map(({ id, actor }) => [
+        id,
+        actor.value,
+        model.abstractChild
+          ? model.abstractChild(actor.context as Record<string, unknown>, run.actor.context)
+          : actor.context,
+      ]),
       run.pending().map(([, c]) => [c.src, model.abstractCall ? model.abstractCall(c) : c.input]),
       monitor,
       model.pathKey?.(run),

@@ -5,6 +5,7 @@ import { commitEntryReply, sendEntryReply, type Settled } from '../../machines/o
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
 import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
 import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table.js';
+import { childMachine } from '../../src/engine/child-machine.js';
 import type {
   CommitEntryInput,
   OutboxCommit,
@@ -362,12 +363,7 @@ export function outboxModel(bounds: OutboxBounds): MachineModel {
       table: outboxTable,
       logic: outboxLogic as unknown as MachineLogic<unknown, unknown>,
       invoked: ['loadEntries', 'acquireLease', 'releaseLease'],
-      machines: {
-        outboxEntry: {
-          table: outboxEntryTable,
-          logic: outboxEntryLogic as unknown as MachineLogic<unknown, unknown>,
-        },
-      },
+      machines: { outboxEntry: childMachine(outboxEntryTable, outboxEntryLogic) },
       spawned: {
         commitEntry: (input: CommitEntryInput, outcome) =>
           commitEntryReply(input, outcome as Settled<CommitOutcome>),

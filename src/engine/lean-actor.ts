@@ -52,10 +52,20 @@ export interface LeanActorOptions<TContext, TInput> {
   onEnd?: ((end: LeanEnd) => void) | undefined;
 }
 
-/** A machine that runs as a child of another: its table and its logic. */
+/**
+ * A machine that runs as a child of another (`childMachine()`, src/engine/child-machine.ts): its table and
+ * logic, and how it starts in a lean actor of its own. Kept out of this file so that only the runs that start
+ * child machines (the outbox's) bundle it.
+ */
 export interface ChildMachine {
   table: MachineTable;
   logic: MachineLogic<unknown, unknown>;
+  start(
+    id: string,
+    input: unknown,
+    parent: LeanActor<unknown>,
+    options: LeanActorOptions<unknown, unknown>,
+  ): LeanActor<unknown>;
 }
 
 /** An effect: a value (or a promise of one); it gets a signal that aborts when its state is left. */
@@ -95,7 +105,7 @@ interface Child {
   readonly spawned: boolean;
   controller: AbortController | undefined;
   /** For a child machine: its actor, once started. */
-  machine: LeanActor<unknown> | undefined;
+  machine?: LeanActor<unknown>;
   state: 'new' | 'running' | 'stopped';
   next: Child | undefined;
 }
@@ -174,14 +184,6 @@ export class LeanActor<TContext, TInput = unknown> {
   /** XState's `snapshot.matches`: a state value, or a part of one, that the current value has. */
   matches(test: unknown): boolean {
     return matchesValue(test, this.value);
-  }
-
-  /** The child machines running now, in the order they were started. */
-  childMachines(): { id: string; actor: LeanActor<unknown> }[] {
-    const running: { id: string; actor: LeanActor<unknown> }[] = [];
-    for (let c = this.children; c !== undefined; c = c.next)
-      if (c.machine !== undefined && c.state === 'running') running.push({ id: c.id, actor: c.machine });
-    return running;
   }
 
   /** The timers armed now, by event type. */
@@ -559,18 +561,6 @@ export class LeanActor<TContext, TInput = unknown> {
         (this.internal ??= []).push(impl.event);
         continue;
       }
-      if (impl.kind === 'sendParent') {
-        const parent = this.options.parent;
-        // XState fails the same way: there is no parent to send to.
-        if (parent === undefined)
-          throw new MachineError(`${this.options.table.id}: sendParent in a machine that is not a child`);
-        const sent = impl.run(
-          { context: this.context, event: event as never },
-          this.paramsOf(action, event) as never,
-        );
-        this.defer(() => parent.send(sent));
-        continue;
-      }
       const params = this.paramsOf(action, event);
       const args = { context: this.context, event: event as never };
       if (impl.kind === 'assign') {
@@ -578,6 +568,10 @@ export class LeanActor<TContext, TInput = unknown> {
       } else if (impl.kind === 'emit') {
         const emitted = impl.run(args, params as never);
         if (emitted !== undefined) this.emit(emitted);
+      } else if (impl.kind === 'sendParent') {
+        // Without a parent this fails the machine, as it does in XState.
+        const sent = impl.run(args, params as never) as Event;
+        this.defer(() => this.options.parent!.send(sent));
       } else {
         this.performStep(impl.run(args, params as never));
       }
@@ -604,18 +598,13 @@ export class LeanActor<TContext, TInput = unknown> {
     this.patch(step.changes);
     for (const id of step.stop ?? []) this.stopChild(id);
     for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, true);
-    for (const { to, event } of step.send ?? []) this.sendToChild(to, event);
+    for (const { to, event } of step.send ?? []) {
+      // As XState's sendTo a child by id: the child must be there (else the machine fails), and gets the event
+      // after the step (a child stopped meanwhile ignores it).
+      const child = this.findChild(to)!;
+      this.defer(() => child.machine?.send(event));
+    }
     for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
-  }
-
-  /** An event for a running child machine, delivered after the step (XState: `sendTo` a child by id). */
-  private sendToChild(id: string, event: Event): void {
-    const child = this.findChild(id);
-    if (child === undefined || this.options.machines?.[child.src] === undefined)
-      throw new MachineError(`${this.options.table.id}: no child machine \`${id}\` to send ${event.type} to`);
-    this.defer(() => {
-      if (child.state === 'running') child.machine!.send(event);
-    });
   }
 
   private emit(event: { type: string }): void {
@@ -683,7 +672,6 @@ export class LeanActor<TContext, TInput = unknown> {
       input,
       spawned,
       controller: undefined,
-      machine: undefined,
       state: 'new',
       next: undefined,
     };
@@ -716,23 +704,12 @@ export class LeanActor<TContext, TInput = unknown> {
     child.state = 'running';
     const definition = this.options.machines?.[child.src];
     if (definition !== undefined) {
-      child.machine = new LeanActor(
-        {
-          ...this.options,
-          table: definition.table,
-          logic: definition.logic,
-          onEmit: undefined,
-          onChange: undefined,
-          // A child machine that fails sends its parent its error, as an XState child does.
-          onEnd: (end) => {
-            if (end.status === 'error')
-              this.send({ type: `xstate.error.actor.${child.id}`, error: end.error });
-          },
-          parent: this,
-        },
+      child.machine = definition.start(
+        child.id,
         child.input,
+        this as LeanActor<unknown>,
+        this.options as never,
       );
-      child.machine.start();
       return;
     }
     const effect = this.options.actors[child.src];

@@ -7,7 +7,6 @@ import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
 import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
 import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table.js';
-import type { MachineLogic } from '../../machines/machine-logic.js';
 import type {
   AcquireLeaseInput,
   CommitEntryInput,
@@ -24,6 +23,7 @@ import type { Policy } from '../policy/policy.js';
 import type { OutboxClaims, OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
+import { childMachine } from '../engine/child-machine.js';
 import { matchesValue } from '../engine/lean-actor.js';
 import { answeredWithin, STORE_ANSWER_MS, STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
 import { flushResultOf, type FlushFacts, type FlushResult } from './flush-result.js';
@@ -186,12 +186,7 @@ function snapshotOf(machine: OutboxRun & { value: unknown }): OutboxRun {
 const outboxDefinition = {
   table: outboxTable,
   logic: outboxLogic,
-  machines: {
-    outboxEntry: {
-      table: outboxEntryTable,
-      logic: outboxEntryLogic as unknown as MachineLogic<unknown, unknown>,
-    },
-  },
+  machines: { outboxEntry: childMachine(outboxEntryTable, outboxEntryLogic) },
 };
 
 /** Nothing in flight and nothing can start now (or the machine has stopped). */

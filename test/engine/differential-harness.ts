@@ -11,6 +11,7 @@ import {
 } from '../../machines/machine-table.js';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import { LeanActor, type LeanEffect } from '../../src/engine/lean-actor.js';
+import { childMachine, runningChildMachines } from '../../src/engine/child-machine.js';
 import { clockTimers, type Timers } from '../../src/engine/timers.js';
 
 /**
@@ -290,10 +291,7 @@ export function leanSide(
       machines: Object.fromEntries(
         Object.entries(mut.machines ?? {}).map(([name, m]) => [
           name,
-          {
-            table: mutation.machines?.[name] ?? m.table,
-            logic: m.logic as unknown as MachineLogic<unknown, unknown>,
-          },
+          childMachine(mutation.machines?.[name] ?? m.table, m.logic),
         ]),
       ),
       onEmit: (event) => emitted.push(event),
@@ -312,9 +310,10 @@ export function leanSide(
       value: actor.value,
       context: actor.context,
       children: Object.fromEntries(
-        actor
-          .childMachines()
-          .map(({ id, actor: child }) => [id, { value: child.value, context: child.context }]),
+        runningChildMachines(actor as never).map(({ id, actor: child }) => [
+          id,
+          { value: child.value, context: child.context },
+        ]),
       ),
       timers: actor.pendingTimers().sort(),
       output: actor.output,
