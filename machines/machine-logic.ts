@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromCallback, raise, type EventObject } from 'xstate';
+import { assign, enqueueActions, fromCallback, raise, sendParent, type EventObject } from 'xstate';
 
 /**
  * A machine's named implementations as plain functions: the single source both runners call. The XState
@@ -22,18 +22,24 @@ export interface MachineLogic<TContext, TInput = unknown> {
 
 export type Guard<TContext> = (args: { context: TContext; event: never }) => boolean;
 
-/** What an action of one step does besides changing context: children started and stopped, events emitted. */
+/**
+ * What an action of one step does besides changing context: children started and stopped, events sent to
+ * children (by id; each must be running), events emitted. A child's `src` is an actor, or a machine the runner
+ * knows (`MachineDefinition.machines`: the outbox's `outboxEntry`).
+ */
 export interface ActionStep<TContext, TEmitted = unknown> {
   changes: Partial<TContext>;
   start?: readonly { src: string; id: string; input: unknown }[];
   stop?: readonly string[];
+  send?: readonly { to: string; event: { type: string } }[];
   emit?: readonly TEmitted[];
 }
 
 type ActionArgs<TContext> = { context: TContext; event: never };
 
 /** The kinds of action a machine may use; each maps to one XState action creator. */
-export type ActionImpl<TContext> = AssignImpl<TContext> | EmitImpl<TContext> | StepImpl<TContext> | RaiseImpl;
+export type ActionImpl<TContext> =
+  AssignImpl<TContext> | EmitImpl<TContext> | StepImpl<TContext> | RaiseImpl | SendParentImpl<TContext>;
 
 /** A context change (`assign`). */
 export interface AssignImpl<TContext> {
@@ -54,6 +60,12 @@ export interface StepImpl<TContext> {
 export interface RaiseImpl {
   kind: 'raise';
   event: { type: string };
+}
+
+/** An event for the machine's parent, when it runs as a child machine (`sendParent`). */
+export interface SendParentImpl<TContext> {
+  kind: 'sendParent';
+  run(args: ActionArgs<TContext>, params: never): { type: string };
 }
 
 /** The XState actions for `setup({ actions })`, each named as in the logic so the inspector shows the name. */
@@ -83,14 +95,18 @@ function xstateAction(impl: AnyImpl): unknown {
       }) as never);
     case 'step':
       return enqueueActions((({ context, event, enqueue }: WrapperArgs, params: never) => {
-        const { changes, start = [], stop = [], emit = [] } = impl.run({ context, event }, params);
+        const { changes, start = [], stop = [], send = [], emit = [] } = impl.run({ context, event }, params);
         enqueue.assign(changes);
         for (const id of stop) enqueue.stopChild(id);
         for (const child of start) enqueue.spawnChild(child.src, { id: child.id, input: child.input });
+        for (const { to, event } of send) enqueue.sendTo(to, event);
         for (const emitted of emit) enqueue.emit(emitted as { type: string });
       }) as never);
     case 'raise':
       return raise(impl.event);
+    case 'sendParent':
+      return sendParent(((args: { context: never; event: never }, params: never) =>
+        impl.run(args, params)) as never);
   }
 }
 
@@ -100,6 +116,7 @@ interface Enqueue {
   emit(event: { type: string }): void;
   stopChild(id: string): void;
   spawnChild(src: string, options: { id: string; input: unknown }): void;
+  sendTo(to: string, event: { type: string }): void;
 }
 
 /**

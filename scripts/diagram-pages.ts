@@ -4,6 +4,7 @@ import ts from 'typescript';
 import type { AnyStateMachine } from 'xstate';
 import { originHealthMachine } from '../machines/origin-health/origin-health.machine.js';
 import { outboxMachine } from '../machines/outbox/outbox.machine.js';
+import { outboxEntryMachine } from '../machines/outbox-entry/outbox-entry.machine.js';
 import { requestMachine } from '../machines/request/request.machine.js';
 import { cell, machinePage, statesOf, statesTable, toMermaid } from './machine-diagram.js';
 
@@ -41,9 +42,18 @@ const machines: readonly MachineEntry[] = [
     machine: outboxMachine,
     slug: 'outbox',
     decides:
-      'When each durable entry is sent and what becomes of it: claimed (its attempt counted in the store), sent, then removed, rescheduled after a backoff, or dead-lettered. It sends only while its client holds the store lease and the device is online.',
+      'When each durable entry is sent: the queue in order, up to `policy.durable.concurrency` at once, only while its client holds the store lease and the device is online, with a hold-off after a failed store write. It starts an `outboxEntryMachine` for each entry in flight and runs the store writes and sends that machine waits for.',
     runBy:
       'One run per client, on the client’s store (`src/runtime/outbox-runner.ts`; lean executor, or an XState actor when inspected).',
+  },
+  {
+    name: 'outboxEntryMachine',
+    machine: outboxEntryMachine,
+    slug: 'outbox-entry',
+    decides:
+      'What becomes of one durable entry in flight: claimed (its attempt counted in the store), sent, then removed, rescheduled after a backoff, or dead-lettered, each taking effect only once written; or back in the queue unsent (another runner holds it, the device went offline), held off after a failed write, or forgotten once the store no longer has it.',
+    runBy:
+      'The outbox machine, as a child (`entry:<id>`) from the moment it starts an entry until the entry settles; it forwards the answers of the entry’s store writes and sends to it, and keeps a copy of the entry from its reports. Lean executor (`machines/outbox-entry/outbox-entry.table.ts`), or an XState actor when inspected.',
   },
 ];
 
@@ -176,7 +186,8 @@ function machinesIndex(): string {
     GENERATED,
     '',
     'Every decision failwise makes is a transition of one of three XState v5 machines, exported by',
-    '`failwise/machines`. Each is made with `setup()`, with named guards, actions and delays, so the',
+    '`failwise/machines`, or of the machine the outbox starts for each entry in flight (`outboxEntryMachine`, part',
+    'of `outboxMachine`). Each is made with `setup()`, with named guards, actions and delays, so the',
     'Stately inspector and the diagrams below show names, never `(anonymous)`. None of them does I/O or reads',
     'a clock: effects are actors that whoever runs the machine provides, and time arrives as event data and as',
     'delays on the clock given to `createActor` ([embedding](embedding.md)).',

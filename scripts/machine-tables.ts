@@ -5,6 +5,8 @@ import type { MachineLogic } from '../machines/machine-logic.js';
 import { originHealthLogic } from '../machines/origin-health/origin-health.logic.js';
 import { originHealthMachine } from '../machines/origin-health/origin-health.machine.js';
 import { outboxLogic } from '../machines/outbox/outbox.logic.js';
+import { outboxEntryLogic } from '../machines/outbox-entry/outbox-entry.logic.js';
+import { outboxEntryMachine } from '../machines/outbox-entry/outbox-entry.machine.js';
 import { outboxMachine } from '../machines/outbox/outbox.machine.js';
 import { requestLogic } from '../machines/request/request.logic.js';
 import { requestMachine } from '../machines/request/request.machine.js';
@@ -39,6 +41,13 @@ export const machineTables: readonly TableEntry[] = [
     source: 'machines/outbox/outbox.machine.ts',
     machine: outboxMachine,
     logic: outboxLogic as unknown as MachineLogic<never, never>,
+  },
+  {
+    file: 'machines/outbox-entry/outbox-entry.table.ts',
+    exportName: 'outboxEntryTable',
+    source: 'machines/outbox-entry/outbox-entry.machine.ts',
+    machine: outboxEntryMachine,
+    logic: outboxEntryLogic as unknown as MachineLogic<never, never>,
   },
 ];
 

@@ -2,7 +2,6 @@ import {
   deadBeforeSend,
   durableBackoffMs,
   durableExpiresAt,
-  durableVerdict,
   MAX_TIMER_MS,
   wakesWhenOnline,
 } from '../../src/policy/durable-backoff.js';
@@ -18,6 +17,7 @@ import type {
   OutboxMachineInput,
   SendEntryInput,
 } from './outbox.types.js';
+import type { OutboxEntryMachineInput } from '../outbox-entry/outbox-entry.types.js';
 
 /**
  * The outbox machine's decisions, as pure functions of its context. Each returns an `OutboxStep`: the context
@@ -28,8 +28,9 @@ type Changes = Partial<OutboxMachineContext>;
 type Args = { context: OutboxMachineContext };
 type EventOf<T extends OutboxMachineEvent['type']> = Extract<OutboxMachineEvent, { type: T }>;
 
-/** One child to start: a store write or a send, for one entry. */
+/** One child to start: an entry's lifecycle (a child machine), or a store write or a send for one entry. */
 export type OutboxChild =
+  | { src: 'outboxEntry'; id: string; input: OutboxEntryMachineInput }
   | { src: 'commitEntry'; id: string; input: CommitEntryInput }
   | { src: 'sendEntry'; id: string; input: SendEntryInput };
 
@@ -38,13 +39,19 @@ export interface OutboxStep {
   start?: OutboxChild[];
   /** Ids of children whose work is over (or must be). */
   stop?: string[];
+  /** Events for entries' machines, by child id. */
+  send?: { to: string; event: { type: string; at?: number | undefined } }[];
   emit?: OutboxMachineEmitted[];
 }
 
 /** The lease lasts this long unless the input says otherwise; see `OutboxMachineInput.leaseTtlMs`. */
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 
-/** Child ids: an entry has at most one write and one send, never both at once. */
+/**
+ * Child ids: an entry in flight has its machine (`outboxEntry`), and at most one write or one send, never both
+ * at once.
+ */
+export const entryChildId = (id: string) => `entry:${id}`;
 export const commitChildId = (id: string) => `commit:${id}`;
 export const sendChildId = (id: string) => `send:${id}`;
 
@@ -107,10 +114,14 @@ export function recordEnqueued({ context }: Args, event: EventOf<'outbox.enqueue
   return { changes: { now, entries }, emit: [changed(entries, now)] };
 }
 
+/** A store's records, each id once (the first): an entry has one lifecycle, and one machine while in flight. */
+const uniqueRecords = (records: readonly OutboxEntryRecord[]) =>
+  records.filter((record, i) => records.findIndex((r) => r.id === record.id) === i);
+
 /** The store's entries, in its order, then those enqueued while they were being read. */
 export function recordLoaded({ context }: Args, output: LoadEntriesOutput): OutboxStep {
   const now = later(context, output.at);
-  const loaded = output.entries.map(summarize);
+  const loaded = uniqueRecords(output.entries).map(summarize);
   const ids = new Set(loaded.map((e) => e.id));
   const entries = [...loaded, ...context.entries.filter((e) => !ids.has(e.id))];
   return { changes: { now, entries }, emit: [changed(entries, now)] };
@@ -125,34 +136,42 @@ export function recordLoaded({ context }: Args, output: LoadEntriesOutput): Outb
  */
 export function recordRescanned({ context }: Args, output: LoadEntriesOutput): OutboxStep {
   const now = later(context, output.at);
+  const records = uniqueRecords(output.entries);
   const known = new Map(context.entries.map((e) => [e.id, e]));
-  const stored = new Set(output.entries.map((record) => record.id));
+  const stored = new Set(records.map((record) => record.id));
   const keep = new Set(output.keep ?? []);
-  const added = output.entries.filter((record) => !known.has(record.id));
+  const added = records.filter((record) => !known.has(record.id));
   const left = context.entries.filter(
     (e) => !stored.has(e.id) && (output.complete !== true || isInFlight(e) || keep.has(e.id)),
   );
-  const gone = context.entries.length - (output.entries.length - added.length) - left.length;
+  const gone = context.entries.length - (records.length - added.length) - left.length;
   if (added.length === 0 && gone === 0) return { changes: { now }, emit: [] };
-  const entries = [...output.entries.map((record) => known.get(record.id) ?? summarize(record)), ...left];
+  const entries = [...records.map((record) => known.get(record.id) ?? summarize(record)), ...left];
   return { changes: { now, entries }, emit: [changed(entries, now)] };
 }
 
 /**
  * Connectivity changed. Going online makes due at once every pending entry whose last send failed on the
- * device's network path (CONTRACT rule 6); entries that came due while offline are due already.
+ * device's network path (CONTRACT rule 6); entries that came due while offline are due already. An entry whose
+ * attempt is being counted hears it too: once counted, it is sent only while online.
  */
-export function recordConnectivity({ context }: Args, event: EventOf<'connectivity.changed'>): Changes {
+export function recordConnectivity({ context }: Args, event: EventOf<'connectivity.changed'>): OutboxStep {
   const now = later(context, event.at);
-  if (!event.online || context.online) return { now, online: event.online };
+  const send = context.entries
+    .filter((e) => e.status === 'claiming')
+    .map((e) => ({ to: entryChildId(e.id), event: { ...event, at: now } }));
+  if (!event.online || context.online) return { changes: { now, online: event.online }, send };
   return {
-    now,
-    online: true,
-    entries: context.entries.map((e) =>
-      e.status === 'pending' && e.wakesWhenOnline
-        ? { ...e, nextAttemptAt: Math.min(e.nextAttemptAt, now), wakesWhenOnline: false }
-        : e,
-    ),
+    changes: {
+      now,
+      online: true,
+      entries: context.entries.map((e) =>
+        e.status === 'pending' && e.wakesWhenOnline
+          ? { ...e, nextAttemptAt: Math.min(e.nextAttemptAt, now), wakesWhenOnline: false }
+          : e,
+      ),
+    },
+    send,
   };
 }
 
@@ -248,27 +267,34 @@ export function planDispatch(context: OutboxMachineContext): PlannedWork[] {
   return plans;
 }
 
+/** What an entry's machine (`outboxEntry`) starts with, for the work the scheduler chose for it. */
+const lifecycleOf = (
+  context: OutboxMachineContext,
+  entry: OutboxEntrySummary,
+  work: OutboxEntryMachineInput['work'],
+): OutboxChild => ({
+  src: 'outboxEntry',
+  id: entryChildId(entry.id),
+  input: { policy: context.policy, now: context.now, online: context.online, entry, work },
+});
+
 /**
- * Starts what `planDispatch` chose: each entry is `claiming` or `committing` until its write ends, or
- * `sending` when its attempt was counted already.
+ * Starts what `planDispatch` chose: an entry's machine (`outboxEntry`) for each, which lives while the entry is
+ * in flight. The queue's copy of the entry is `claiming` or `committing` until its write ends, or `sending`
+ * when its attempt was counted already; the entry's machine reports each step (`entry.progressed`).
  */
 export function dispatchDue({ context }: Args): OutboxStep {
   const plans = new Map(planDispatch(context).map((p) => [p.id, p]));
-  return {
-    changes: {
-      entries: context.entries.map((e): OutboxEntrySummary => {
-        const plan = plans.get(e.id);
-        if (!plan) return e;
-        if ('send' in plan) return { ...e, status: 'sending', counted: false };
-        return { ...e, status: plan.commit.op === 'claim' ? 'claiming' : 'committing', commit: plan.commit };
-      }),
-    },
-    start: [...plans.values()].map((p): OutboxChild =>
-      'send' in p
-        ? { src: 'sendEntry', id: sendChildId(p.id), input: p.send }
-        : { src: 'commitEntry', id: commitChildId(p.id), input: p },
-    ),
-  };
+  const start: OutboxChild[] = [];
+  const entries = context.entries.map((e): OutboxEntrySummary => {
+    const plan = plans.get(e.id);
+    if (!plan) return e;
+    const work = 'send' in plan ? { send: plan.send } : { commit: plan.commit };
+    start.push(lifecycleOf(context, e, work));
+    if ('send' in plan) return { ...e, status: 'sending', counted: false };
+    return { ...e, status: plan.commit.op === 'claim' ? 'claiming' : 'committing', commit: plan.commit };
+  });
+  return { changes: { entries }, start };
 }
 
 /**
@@ -278,69 +304,135 @@ export function dispatchDue({ context }: Args): OutboxStep {
 export const storeRetryMs = (context: OutboxMachineContext) =>
   durableBackoffMs(context.policy.durable, context.storeFailures);
 
+type IoAnswer = EventOf<'send.ended' | 'send.skipped' | 'commit.succeeded' | 'commit.failed'>;
+
 /**
- * A send ended: decides done, retry at a time, or dead (src/policy/durable-backoff.ts), and starts writing the
- * decision. The entry stays `committing` (and keeps its place) until the write ends.
+ * A store write or a send the outbox ran for an entry answered: the answer goes to the entry's machine, which
+ * decides what it makes of the entry, stamped with the outbox's time (the latest it knows of, as for every event
+ * it forwards). An answer for an entry that is not in flight is ignored.
  */
-export function recordSendEnded({ context }: Args, event: EventOf<'send.ended'>): OutboxStep {
+export function relayToEntry({ context }: Args, event: IoAnswer): OutboxStep {
   const now = later(context, event.at);
-  const stop = [sendChildId(event.id)];
+  const stop = [event.type.startsWith('send.') ? sendChildId(event.id) : commitChildId(event.id)];
   const entry = context.entries.find((e) => e.id === event.id);
-  if (entry?.status !== 'sending') return { changes: { now }, stop };
-  const { result } = event;
-  let commit: OutboxCommit;
-  if (result.result === 'sent') {
-    commit = { op: 'remove', attempts: entry.attempts };
-  } else {
-    // The claim counted this send's first attempt; attempts it made beyond that count too (rule 1).
-    const attempts = entry.attempts + Math.max(1, Math.floor(result.attempts) || 1) - 1;
-    const retryAfterMs = result.retryAfterMs ?? result.failure.retryAfterMs;
-    const verdict = durableVerdict(context.policy.durable, { attempts, createdAt: entry.createdAt }, now, {
-      retryable: result.retryable,
-      retryAfterMs,
-    });
-    commit =
-      verdict.verdict === 'retry'
-        ? {
-            op: 'reschedule',
-            attempts,
-            nextAttemptAt: verdict.nextAttemptAt,
-            delayMs: verdict.delayMs,
-            failure: result.failure,
-            failures: result.failures,
-            wakesWhenOnline: result.endedOffline,
-          }
-        : {
-            op: 'dead-letter',
-            attempts,
-            reason: verdict.reason,
-            failure: result.failure,
-            failures: result.failures,
-          };
-  }
+  if (!entry || !isInFlight(entry)) return { changes: { now }, stop };
+  return { changes: { now }, stop, send: [{ to: entryChildId(entry.id), event: { ...event, at: now } }] };
+}
+
+/**
+ * An entry's machine entered `claiming`, `sending` or `committing`: the queue takes its copy of the entry, and
+ * the outbox starts the store write (`commitEntry`) or the send (`sendEntry`) that state waits for.
+ */
+export function recordProgress({ context }: Args, event: EventOf<'entry.progressed'>): OutboxStep {
+  const now = later(context, event.at);
+  const entry = context.entries.find((e) => e.id === event.id);
+  if (!entry || !isInFlight(entry)) return { changes: { now } };
+  const next = event.entry;
+  const child: OutboxChild =
+    next.status === 'sending'
+      ? { src: 'sendEntry', id: sendChildId(next.id), input: { id: next.id, attempt: next.attempts } }
+      : { src: 'commitEntry', id: commitChildId(next.id), input: { id: next.id, commit: next.commit! } };
   return {
     changes: {
       now,
-      entries: replace(context.entries, entry.id, (e) => ({ ...e, status: 'committing', commit })),
+      // A write went through: the store works again.
+      storeFailures: event.wrote ? 0 : context.storeFailures,
+      entries: replace(context.entries, next.id, () => next),
     },
-    stop,
-    start: [{ src: 'commitEntry', id: commitChildId(entry.id), input: { id: entry.id, commit } }],
+    start: [child],
   };
 }
 
-/** The send did not start: the entry is pending again, its attempt counted already for the next send. */
-export function recordSendSkipped({ context }: Args, event: EventOf<'send.skipped'>): OutboxStep {
+/**
+ * An entry's lifecycle ended (its machine is stopped): the decision is in the store, so it takes effect and is
+ * announced; or the entry goes back to the queue as the store has it; or, after a failed write, it is held off
+ * for `storeRetryMs` (in memory only), so that a failing store is not hammered; or it is forgotten.
+ */
+export function recordSettled({ context }: Args, event: EventOf<'entry.settled'>): OutboxStep {
   const now = later(context, event.at);
-  const stop = [sendChildId(event.id)];
+  const stop = [entryChildId(event.id), commitChildId(event.id), sendChildId(event.id)];
   const entry = context.entries.find((e) => e.id === event.id);
-  if (entry?.status !== 'sending') return { changes: { now }, stop };
-  return {
-    changes: {
-      now,
-      entries: replace(context.entries, entry.id, (e) => ({ ...e, status: 'pending', counted: true })),
-    },
-    stop,
-  };
+  if (!entry || !isInFlight(entry)) return { changes: { now }, stop };
+  const storeFailures = event.wrote ? 0 : context.storeFailures;
+  const commit = event.commit;
+  const back = replace(context.entries, entry.id, () => event.entry);
+  const gone = context.entries.filter((e) => e.id !== entry.id);
+  switch (event.outcome) {
+    case 'sent':
+      return {
+        changes: { now, storeFailures, entries: gone },
+        stop,
+        emit: [
+          {
+            type: 'entry-sent',
+            id: entry.id,
+            attempts: (commit as Extract<OutboxCommit, { op: 'remove' }>).attempts,
+            at: now,
+          },
+          changed(gone, now),
+        ],
+      };
+    case 'rescheduled': {
+      const c = commit as Extract<OutboxCommit, { op: 'reschedule' }>;
+      return {
+        changes: { now, storeFailures, entries: back },
+        stop,
+        emit: [
+          {
+            type: 'entry-retry-scheduled',
+            id: entry.id,
+            attempts: c.attempts,
+            delayMs: c.delayMs,
+            failureClass: c.failure.class,
+            at: now,
+          },
+        ],
+      };
+    }
+    case 'deadLettered': {
+      const c = commit as Extract<OutboxCommit, { op: 'dead-letter' }>;
+      return {
+        changes: { now, storeFailures, entries: back },
+        stop,
+        emit: [
+          {
+            type: 'entry-dead-lettered',
+            id: entry.id,
+            attempts: c.attempts,
+            reason: c.reason,
+            ...(c.failure ? { failureClass: c.failure.class } : {}),
+            at: now,
+          },
+          changed(back, now),
+        ],
+      };
+    }
+    case 'revived':
+      return {
+        changes: { now, storeFailures, entries: back },
+        stop,
+        emit: [{ type: 'entry-revived', id: entry.id, at: now }, changed(back, now)],
+      };
+    case 'released':
+      return { changes: { now, storeFailures, entries: back }, stop };
+    case 'writeFailed': {
+      const failures = context.storeFailures + 1;
+      const holdOffMs = storeRetryMs({ ...context, storeFailures: failures });
+      const held =
+        event.entry.status === 'dead' ? event.entry : { ...event.entry, heldUntil: now + holdOffMs };
+      return {
+        changes: {
+          now,
+          storeFailures: failures,
+          entries: replace(context.entries, entry.id, () => held),
+        },
+        stop,
+        emit: [{ type: 'outbox-store-failed', id: entry.id, op: commit!.op, at: now }],
+      };
+    }
+    case 'missing':
+      return { changes: { now, storeFailures, entries: gone }, stop, emit: [changed(gone, now)] };
+  }
 }
 
 /** `outbox.retry`: a dead entry goes back to the queue once the store says so. Anything else is ignored. */
@@ -354,172 +446,21 @@ export function requestRevive({ context }: Args, event: EventOf<'outbox.retry'>)
       now,
       entries: replace(context.entries, entry.id, (e) => ({ ...e, status: 'committing', commit })),
     },
-    start: [{ src: 'commitEntry', id: commitChildId(entry.id), input: { id: entry.id, commit } }],
+    start: [lifecycleOf({ ...context, now }, entry, { commit })],
   };
-}
-
-/** A write is in the store: the decision takes effect, and is announced. */
-export function recordCommitSucceeded({ context }: Args, event: EventOf<'commit.succeeded'>): OutboxStep {
-  const now = later(context, event.at);
-  // A write went through: the store works again.
-  const storeFailures = 0;
-  const stop = [commitChildId(event.id)];
-  const entry = context.entries.find((e) => e.id === event.id);
-  const commit = entry?.commit;
-  if (!entry || !commit || (entry.status !== 'claiming' && entry.status !== 'committing'))
-    return { changes: { now, storeFailures }, stop };
-  const update = (changes: Partial<OutboxEntrySummary>) =>
-    replace(context.entries, entry.id, (e) => ({
-      ...e,
-      // Whatever the write was, the store's count is now the summary's: nothing counted is left unmade.
-      counted: false,
-      commit: undefined,
-      heldUntil: undefined,
-      taken: undefined,
-      ...changes,
-    }));
-
-  switch (commit.op) {
-    case 'claim': {
-      if (event.takenUntil !== undefined) {
-        // Another runner sends it (or an earlier entry of its group) now: ask again then, sending nothing.
-        return {
-          changes: {
-            now,
-            storeFailures,
-            entries: update({ status: 'pending', heldUntil: event.takenUntil, taken: true }),
-          },
-          stop,
-        };
-      }
-      if (event.stored) {
-        // Another runner moved the entry on: take the store's version, and send nothing now.
-        return { changes: { now, storeFailures, entries: update(summarize(event.stored)) }, stop };
-      }
-      if (!context.online) {
-        // Offline since the claim began: nothing is sent while offline (rule 6). The store counts the attempt
-        // already; the next send uses it rather than count another.
-        return {
-          changes: {
-            now,
-            storeFailures,
-            entries: update({ status: 'pending', attempts: commit.attempts, counted: true }),
-          },
-          stop,
-        };
-      }
-      return {
-        changes: { now, storeFailures, entries: update({ status: 'sending', attempts: commit.attempts }) },
-        stop,
-        start: [
-          { src: 'sendEntry', id: sendChildId(entry.id), input: { id: entry.id, attempt: commit.attempts } },
-        ],
-      };
-    }
-    case 'remove': {
-      const entries = context.entries.filter((e) => e.id !== entry.id);
-      return {
-        changes: { now, storeFailures, entries },
-        stop,
-        emit: [
-          { type: 'entry-sent', id: entry.id, attempts: commit.attempts, at: now },
-          changed(entries, now),
-        ],
-      };
-    }
-    case 'reschedule':
-      return {
-        changes: {
-          now,
-          storeFailures,
-          entries: update({
-            status: 'pending',
-            attempts: commit.attempts,
-            nextAttemptAt: commit.nextAttemptAt,
-            wakesWhenOnline: commit.wakesWhenOnline === true || wakesWhenOnline(commit.failure),
-            heldByServer: commit.failure.retryAfterMs !== undefined,
-          }),
-        },
-        stop,
-        emit: [
-          {
-            type: 'entry-retry-scheduled',
-            id: entry.id,
-            attempts: commit.attempts,
-            delayMs: commit.delayMs,
-            failureClass: commit.failure.class,
-            at: now,
-          },
-        ],
-      };
-    case 'dead-letter': {
-      const entries = update({ status: 'dead', attempts: commit.attempts, deadReason: commit.reason });
-      return {
-        changes: { now, storeFailures, entries },
-        stop,
-        emit: [
-          {
-            type: 'entry-dead-lettered',
-            id: entry.id,
-            attempts: commit.attempts,
-            reason: commit.reason,
-            ...(commit.failure ? { failureClass: commit.failure.class } : {}),
-            at: now,
-          },
-          changed(entries, now),
-        ],
-      };
-    }
-    case 'revive': {
-      const entries = update({
-        status: 'pending',
-        attempts: 0,
-        createdAt: commit.createdAt,
-        nextAttemptAt: commit.nextAttemptAt,
-        wakesWhenOnline: false,
-        heldByServer: false,
-        deadReason: undefined,
-      });
-      return {
-        changes: { now, storeFailures, entries },
-        stop,
-        emit: [{ type: 'entry-revived', id: entry.id, at: now }, changed(entries, now)],
-      };
-    }
-  }
 }
 
 /**
- * A write failed: the store keeps the entry as it was, and so does the machine. A failed claim sent nothing;
- * after a failed remove, reschedule or dead-letter the entry is pending again with the attempts the store
- * counted, and will be sent again (its idempotency key makes that safe); a failed revive leaves it dead. Either
- * way a pending entry is held off for `storeRetryMs` (in memory only), so a failing store is not hammered.
+ * The store no longer has the entry (the app removed it, or a write or send found it gone): an entry in flight
+ * hears it in its machine (which settles `missing`); any other is forgotten at once. Its write or send stops.
  */
-export function recordCommitFailed({ context }: Args, event: EventOf<'commit.failed'>): OutboxStep {
-  const now = later(context, event.at);
-  const stop = [commitChildId(event.id)];
-  const entry = context.entries.find((e) => e.id === event.id);
-  const commit = entry?.commit;
-  if (!entry || !commit || (entry.status !== 'claiming' && entry.status !== 'committing'))
-    return { changes: { now }, stop };
-  const storeFailures = context.storeFailures + 1;
-  const holdOffMs = storeRetryMs({ ...context, storeFailures });
-  const reverted: OutboxEntrySummary =
-    commit.op === 'revive'
-      ? { ...entry, status: 'dead', commit: undefined }
-      : { ...entry, status: 'pending', commit: undefined, heldUntil: now + holdOffMs, taken: undefined };
-  return {
-    changes: { now, storeFailures, entries: replace(context.entries, entry.id, () => reverted) },
-    stop,
-    emit: [{ type: 'outbox-store-failed', id: entry.id, op: commit.op, at: now }],
-  };
-}
-
-/** The store no longer has the entry (another runner finished it, or the app removed it): forget it. */
 export function recordMissing({ context }: Args, event: EventOf<'entry.missing'>): OutboxStep {
   const now = later(context, event.at);
   const stop = [commitChildId(event.id), sendChildId(event.id)];
-  if (!context.entries.some((e) => e.id === event.id)) return { changes: { now }, stop };
+  const entry = context.entries.find((e) => e.id === event.id);
+  if (!entry) return { changes: { now }, stop };
+  if (isInFlight(entry))
+    return { changes: { now }, stop, send: [{ to: entryChildId(entry.id), event: { ...event, at: now } }] };
   const entries = context.entries.filter((e) => e.id !== event.id);
   return { changes: { now, entries }, stop, emit: [changed(entries, now)] };
 }

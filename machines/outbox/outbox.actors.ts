@@ -1,5 +1,6 @@
 import { fromPromise } from 'xstate';
 import { replyingActor } from '../machine-logic.js';
+import { outboxEntryMachine } from '../outbox-entry/outbox-entry.machine.js';
 import { commitEntryReply, replyOf, sendEntryReply, type Settled } from './outbox.replies.js';
 import type {
   AcquireLeaseInput,
@@ -76,6 +77,8 @@ export function commitEntryActor(
  * in-memory outbox that holds the lease alone and persists nothing, with no way to send: provide `sendEntry`.
  */
 export const outboxActors = {
+  /** An entry's lifecycle while it is in flight (machines/outbox-entry/): not an effect, nothing to provide. */
+  outboxEntry: outboxEntryMachine,
   /** Every stored entry, in the store's order. The default has no store: nothing to load. */
   loadEntries: fromPromise<LoadEntriesOutput>(() => Promise.resolve({ entries: [] })),
   /** Claims or renews the right to send. The default runs alone: always held. */

@@ -23,7 +23,8 @@ const announce = <P>(run: (args: Args, params: P) => { type: string }): EmitImpl
 /**
  * Everything the outbox machine does, by name, as plain functions: outbox.machine.ts wraps these for XState,
  * and the lean executor calls them directly through the derived table. Each `step` returns the context
- * changes, the children to start and stop, and the events to emit (outbox.actions.ts).
+ * changes, the children to start and stop (entries' machines, writes, sends), the events to send to entries'
+ * machines, and the events to emit (outbox.actions.ts).
  */
 export const outboxLogic = {
   context: ({ input }: { input: OutboxMachineInput }) => actions.initialContext(input),
@@ -34,14 +35,13 @@ export const outboxLogic = {
     recordLoaded: step(actions.recordLoaded),
     recordRescanned: step(actions.recordRescanned),
     dispatchDue: step(actions.dispatchDue),
-    recordSendEnded: step(actions.recordSendEnded),
-    recordSendSkipped: step(actions.recordSendSkipped),
+    relayToEntry: step(actions.relayToEntry),
+    recordProgress: step(actions.recordProgress),
+    recordSettled: step(actions.recordSettled),
     requestRevive: step(actions.requestRevive),
-    recordCommitSucceeded: step(actions.recordCommitSucceeded),
-    recordCommitFailed: step(actions.recordCommitFailed),
     recordMissing: step(actions.recordMissing),
     recordTime: change(actions.recordTime),
-    recordConnectivity: change(actions.recordConnectivity),
+    recordConnectivity: step(actions.recordConnectivity),
     recordFlush: change(actions.recordFlush),
     setWakeTime: change(actions.setWakeTime),
     recordWake: change(actions.recordWake),

@@ -43,15 +43,19 @@ function askForLease(id: string, granted: 'rescanning' | 'held') {
  * is written by a `commitEntry` child and takes effect only once written. See docs/machines/outbox.md for the
  * generated diagram and src/policy/durable-backoff.ts for the waits and the dead-letter rules.
  *
- * Each entry goes `pending` -> `claiming` (its attempt is counted in the store) -> `sending` -> `committing`
- * (the decision is written) -> removed, `pending` again at a later time, or `dead`. A crash at any point loses
- * nothing (CONTRACT rule 10): before the claim is written the entry is as it was; after it, the attempt counts
- * and the entry is sent again after a restart (its idempotency key makes that safe), as it is when the send
- * succeeded but its removal was not written yet.
+ * An entry in flight has a lifecycle machine of its own (`outboxEntry`, machines/outbox-entry/, spawned as
+ * `entry:<id>`): `claiming` (its attempt is counted in the store) -> `sending` -> `committing` (the decision is
+ * written) -> sent and removed, rescheduled, dead-lettered, or back in the queue. This machine keeps the queue
+ * (each entry's copy, updated from its machine's reports), chooses what starts (order, concurrency, the lease,
+ * connectivity, the store's hold-off), and runs the store writes and sends the entries' machines wait for. A
+ * crash at any point loses nothing (CONTRACT rule 10): before the claim is written the entry is as it was;
+ * after it, the attempt counts and the entry is sent again after a restart (its idempotency key makes that
+ * safe), as it is when the send succeeded but its removal was not written yet.
  *
  * `running` has two regions: `lease` (sending happens only while this runner holds the store's lease, and only
  * while online) and `timer` (one `nextDue` timer for the earliest entry that falls due or expires, set again
- * after every change to the queue). Sends and writes are spawned children, one per entry at most.
+ * after every change to the queue). Entries' machines, sends and writes are spawned children, at most one
+ * write or send per entry.
  */
 export const outboxMachine = setup({
   types: {
@@ -104,20 +108,19 @@ export const outboxMachine = setup({
         'outbox.retry': {
           actions: [{ type: 'requestRevive', params: outboxParams.event }, 'rearm'],
         },
-        'send.ended': {
-          actions: [{ type: 'recordSendEnded', params: outboxParams.event }, 'rearm'],
-        },
-        'send.skipped': {
-          actions: [{ type: 'recordSendSkipped', params: outboxParams.event }, 'rearm'],
-        },
-        'commit.succeeded': {
-          actions: [{ type: 'recordCommitSucceeded', params: outboxParams.event }, 'rearm'],
-        },
-        'commit.failed': {
-          actions: [{ type: 'recordCommitFailed', params: outboxParams.event }, 'rearm'],
-        },
+        // A write's or a send's answer goes to the entry's machine, which decides what it makes of the entry.
+        'send.ended': { actions: { type: 'relayToEntry', params: outboxParams.event } },
+        'send.skipped': { actions: { type: 'relayToEntry', params: outboxParams.event } },
+        'commit.succeeded': { actions: { type: 'relayToEntry', params: outboxParams.event } },
+        'commit.failed': { actions: { type: 'relayToEntry', params: outboxParams.event } },
         'entry.missing': {
           actions: [{ type: 'recordMissing', params: outboxParams.event }, 'rearm'],
+        },
+        'entry.progressed': {
+          actions: [{ type: 'recordProgress', params: outboxParams.event }, 'rearm'],
+        },
+        'entry.settled': {
+          actions: [{ type: 'recordSettled', params: outboxParams.event }, 'rearm'],
         },
       },
       states: {

@@ -1,6 +1,7 @@
 import type { DeadReason } from '../../src/policy/durable-backoff.js';
 import type { Failure, FailureClass } from '../../src/policy/failure.js';
 import type { Policy } from '../../src/policy/policy.js';
+import type { OutboxEntryReport } from '../outbox-entry/outbox-entry.types.js';
 
 /**
  * The fields of a stored outbox entry that the scheduler reads. A store's `OutboxEntry` has all of them; the
@@ -231,6 +232,8 @@ export type OutboxMachineEvent =
   | { type: 'send.skipped'; id: string; at?: number | undefined }
   /** From `sendEntry` or `commitEntry`: the store no longer has this entry (removed by another runner or the app). */
   | { type: 'entry.missing'; id: string; at?: number | undefined }
+  /** From an entry's machine (`outboxEntry`): a step of its lifecycle, or its end. */
+  | OutboxEntryReport
   /** Internal: the queue changed, so the wake-up timer is set again. */
   | { type: 'outbox.rearm' };
 

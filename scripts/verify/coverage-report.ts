@@ -14,7 +14,7 @@ export interface CoverageSummary {
 }
 
 /** The machines every client run must cover: a machine the run never started counts as 0 %. */
-export const MACHINES = ['request', 'originHealth', 'outbox'] as const;
+export const MACHINES = ['request', 'originHealth', 'outbox', 'outboxEntry'] as const;
 
 export function summarize(
   coverage: readonly TransitionCoverage[],

@@ -2,6 +2,7 @@ import type { MachineLogic } from '../../machines/machine-logic.js';
 import type { MachineTable } from '../../machines/machine-table.js';
 import { leanRunner, type MachineRunner } from '../../src/engine/machine-runner.js';
 import { instrument, type Instrumented } from './instrument.js';
+import { childMachine } from '../../src/engine/child-machine.js';
 
 /**
  * A `MachineRunner` for the real client (`createFailoverClient({ inspect: { runner } })`) that runs every
@@ -56,7 +57,14 @@ export function coverageRunner(): CoverageRunner {
           definition.table,
           definition.logic as MachineLogic<unknown, unknown>,
         );
-        return leanRunner.start({ table, logic: logic as typeof definition.logic }, options);
+        // The machines it starts as children (each outbox entry's lifecycle) are counted too.
+        const machines = Object.fromEntries(
+          Object.entries(definition.machines ?? {}).map(([name, child]) => {
+            const instrumented = instrumentedOf(child.table, child.logic);
+            return [name, childMachine(instrumented.table, instrumented.logic)];
+          }),
+        );
+        return leanRunner.start({ table, logic: logic as typeof definition.logic, machines }, options);
       },
     },
     coverage: () => [...byTable.values()].map((k) => k.coverage),

@@ -1,6 +1,6 @@
 import type { MachineLogic } from '../../machines/machine-logic.js';
 import type { MachineTable } from '../../machines/machine-table.js';
-import { LeanActor, type LeanEffect } from '../../src/engine/lean-actor.js';
+import { LeanActor, type ChildMachine, type LeanEffect } from '../../src/engine/lean-actor.js';
 import type { TimerTarget, Timers } from '../../src/engine/timers.js';
 
 /**
@@ -37,6 +37,8 @@ export interface RunSpec {
   invoked: readonly string[];
   /** Names of the spawned children, with how each one's answer becomes its event. */
   spawned?: Readonly<Record<string, SpawnedReply>>;
+  /** Machines the machine starts as children (the outbox's `outboxEntry`), by name. */
+  machines?: Readonly<Record<string, ChildMachine>>;
 }
 
 interface Armed {
@@ -72,6 +74,7 @@ export class DrivenRun {
         timers,
         actors,
         spawned: new Set(Object.keys(spec.spawned ?? {})),
+        machines: spec.machines,
       },
       input,
     );

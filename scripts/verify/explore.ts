@@ -4,6 +4,7 @@ import { handledEvents } from './active-states.js';
 import { instrument, markers } from './instrument.js';
 import type { MachineModel, Snapshot } from './machine-model.js';
 import { stateIds } from '../../machines/machine-table.js';
+import { childMachine, runningChildMachines } from '../../src/engine/child-machine.js';
 
 /**
  * A breadth-first search over every state a machine can reach in the lean executor from the model's inputs:
@@ -31,6 +32,12 @@ export interface Exploration {
   tableStates: { total: number; unreachable: string[] };
   /** Transitions of the table taken on some path. */
   tableTransitions: { total: number; neverTaken: string[] };
+  /** The same for each machine it starts as a child (the outbox's `outboxEntry`), entered in any run. */
+  children: {
+    machine: string;
+    tableStates: { total: number; unreachable: string[] };
+    tableTransitions: { total: number; neverTaken: string[] };
+  }[];
   /**
    * For each transition of the table taken, the first path found that takes it (breadth-first: a shortest
    * one), as labels: the paths the model-based scenarios tell to the real client.
@@ -58,7 +65,24 @@ interface Node {
 
 export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exploration {
   const { table, logic, transitionNames } = instrument(model.run.table, model.run.logic);
-  const spec = { ...model.run, table, logic };
+  // Child machines get markers of their own: what they enter and take, whichever run of them it is.
+  const children = Object.entries(model.run.machines ?? {}).map(([name, child]) => {
+    const entered = new Set<number>();
+    const taken = new Set<number>();
+    const instrumented = instrument(child.table, child.logic, {
+      onEnter: (i) => void entered.add(i),
+      onTake: (i) => void taken.add(i),
+    });
+    return { name, child, entered, taken, instrumented };
+  });
+  const spec = {
+    ...model.run,
+    table,
+    logic,
+    machines: Object.fromEntries(
+      children.map((c) => [c.name, childMachine(c.instrumented.table, c.instrumented.logic)]),
+    ),
+  };
   const entered = new Set<number>();
   const taken = new Set<number>();
   const witnesses = new Map<string, readonly string[]>();
@@ -100,6 +124,13 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
       run.actor.value,
       model.abstractContext(run.actor.context),
       run.timers().sort(),
+      runningChildMachines(run.actor as never).map(({ id, actor }) => [
+        id,
+        actor.value,
+        model.abstractChild
+          ? model.abstractChild(actor.context as Record<string, unknown>, run.actor.context)
+          : actor.context,
+      ]),
       run.pending().map(([, c]) => [c.src, model.abstractCall ? model.abstractCall(c) : c.input]),
       monitor,
       model.pathKey?.(run),
@@ -204,8 +235,19 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
 
   const ids = stateIds(model.run.table);
   const unreachable = ids.filter((_, i) => !entered.has(i));
+  const childRows = children.map((c) => {
+    const childIds = stateIds(c.child.table);
+    return {
+      machine: c.child.table.id,
+      tableStates: { total: childIds.length, unreachable: childIds.filter((_, i) => !c.entered.has(i)) },
+      tableTransitions: {
+        total: c.instrumented.transitionNames.length,
+        neverTaken: c.instrumented.transitionNames.filter((_, i) => !c.taken.has(i)),
+      },
+    };
+  });
   if (!capHit && model.enterEveryState !== false)
-    for (const id of unreachable)
+    for (const id of [...unreachable, ...childRows.flatMap((c) => c.tableStates.unreachable)])
       violations.push({ check: 'b', message: `state ${id} is never entered`, path: [] });
 
   return {
@@ -220,6 +262,7 @@ export function explore<M>(model: MachineModel<M>, options: ExploreOptions): Exp
       total: transitionNames.length,
       neverTaken: transitionNames.filter((_, i) => !taken.has(i)),
     },
+    children: childRows,
     witnesses,
     capHit,
     violations,

@@ -17,6 +17,11 @@ export interface MachineModel<M = unknown> {
   answers(call: Call, run: DrivenRun): readonly { label: string; outcome: () => Outcome }[];
   /** The part of the context that decides the machine's future (see docs/verification.md). */
   abstractContext(context: Record<string, unknown>): unknown;
+  /**
+   * The part of a child machine's context that decides its future (the outbox's entries in flight), given the
+   * machine's own context; the child's whole context when left out.
+   */
+  abstractChild?(context: Record<string, unknown>, parent: Record<string, unknown>): unknown;
   /** The part of a waiting actor's input that decides what it may answer and what follows. */
   abstractCall?(call: Call): unknown;
   /** What of the events sent so far is part of the state (for a model that bounds them per path). */

@@ -3,8 +3,12 @@ import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { commitEntryReply, sendEntryReply, type Settled } from '../../machines/outbox/outbox.replies.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
+import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
+import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table.js';
+import { childMachine } from '../../src/engine/child-machine.js';
 import type {
   CommitEntryInput,
+  OutboxCommit,
   OutboxEntryRecord,
   OutboxEntrySummary,
   OutboxMachineInput,
@@ -180,6 +184,10 @@ function events(entries: readonly EntryShape[], bounds: OutboxBounds, type: stri
       return entries.map((e) => ({ type, id: e.id }));
     case 'connectivity.changed':
       return [true, false].map((online) => ({ type, online }));
+    case 'entry.progressed':
+    case 'entry.settled':
+      // Only an entry's machine sends these.
+      return [];
     default:
       return [{ type }];
   }
@@ -202,28 +210,55 @@ function abstractContext(context: Record<string, unknown>): unknown {
   const now = context.now as number;
   const durable = (context.policy as Policy).durable;
   const ahead = (t: number | undefined) => (t === undefined ? undefined : Math.max(0, t - now));
-  const entries = (context.entries as OutboxEntrySummary[]).map((e) => ({
+  return {
+    online: context.online,
+    entries: (context.entries as OutboxEntrySummary[]).map((e) => abstractEntry(e, now, durable)),
+    storeFailures: Math.min(context.storeFailures as number, storeFailuresCap(durable)),
+    wakeAt: ahead(context.wakeAt as number | undefined),
+  };
+}
+
+/** An entry's times relative to `now`, as `abstractContext` keeps them. */
+function abstractEntry(e: OutboxEntrySummary, now: number, durable: Policy['durable']) {
+  return {
     ...e,
     createdAt: Math.min(now - e.createdAt, durable.maxAgeMs + 1),
-    nextAttemptAt: ahead(e.nextAttemptAt),
+    nextAttemptAt: Math.max(0, e.nextAttemptAt - now),
     heldUntil: e.heldUntil !== undefined && e.heldUntil > now ? e.heldUntil - now : undefined,
-    commit: e.commit && {
-      ...e.commit,
-      ...('nextAttemptAt' in e.commit ? { nextAttemptAt: ahead(e.commit.nextAttemptAt) } : {}),
-      ...('createdAt' in e.commit ? { createdAt: now - e.commit.createdAt } : {}),
-      ...('failure' in e.commit && e.commit.failure
+    commit: abstractCommit(e.commit, now),
+  };
+}
+
+/** Of a write, its times relative to `now`, and of its failure only what the entry takes from it. */
+function abstractCommit(commit: OutboxCommit | undefined, now: number) {
+  return (
+    commit && {
+      ...commit,
+      ...('nextAttemptAt' in commit ? { nextAttemptAt: Math.max(0, commit.nextAttemptAt - now) } : {}),
+      ...('createdAt' in commit ? { createdAt: now - commit.createdAt } : {}),
+      ...('failure' in commit && commit.failure
         ? {
-            failure: [wakesWhenOnline(e.commit.failure), e.commit.failure.retryAfterMs !== undefined],
+            failure: [wakesWhenOnline(commit.failure), commit.failure.retryAfterMs !== undefined],
             delayMs: 0,
           }
         : {}),
-    },
-  }));
+    }
+  );
+}
+
+/**
+ * An entry's machine: its entry and write as `abstractContext` keeps them (relative to the outbox's time: every
+ * event the outbox forwards brings the entry's machine to it), whether it is online, and whether a write is
+ * still to be reported. Left out: its own time (behind the outbox's until the next event) and the policy.
+ */
+function abstractChild(context: Record<string, unknown>, parent: Record<string, unknown>): unknown {
+  const now = parent.now as number;
+  const durable = (parent.policy as Policy).durable;
   return {
     online: context.online,
-    entries,
-    storeFailures: Math.min(context.storeFailures as number, storeFailuresCap(durable)),
-    wakeAt: ahead(context.wakeAt as number | undefined),
+    wrote: context.wrote,
+    entry: abstractEntry(context.entry as OutboxEntrySummary, now, durable),
+    commit: abstractCommit(context.commit as OutboxCommit | undefined, now),
   };
 }
 
@@ -328,6 +363,7 @@ export function outboxModel(bounds: OutboxBounds): MachineModel {
       table: outboxTable,
       logic: outboxLogic as unknown as MachineLogic<unknown, unknown>,
       invoked: ['loadEntries', 'acquireLease', 'releaseLease'],
+      machines: { outboxEntry: childMachine(outboxEntryTable, outboxEntryLogic) },
       spawned: {
         commitEntry: (input: CommitEntryInput, outcome) =>
           commitEntryReply(input, outcome as Settled<CommitOutcome>),
@@ -339,6 +375,7 @@ export function outboxModel(bounds: OutboxBounds): MachineModel {
     events: (type, run) => events(entries, bounds, type, run),
     answers: (call, run) => answers(entries, level, call, run),
     abstractContext,
+    abstractChild,
     enterEveryState: level === 'every',
     abstractCall: (call) => [call.src, (call.input as { id?: string } | undefined)?.id],
     pathKey: (run) => [

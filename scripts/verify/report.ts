@@ -17,15 +17,28 @@ export function reportTable(explorations: readonly Exploration[]): string {
       'table transitions',
       'verdict',
     ],
-    ...explorations.map((e) => [
-      e.machine,
-      String(e.inputs),
-      String(e.states),
-      String(e.transitions),
-      String(e.longestPath),
-      `${e.tableStates.total - e.tableStates.unreachable.length}/${e.tableStates.total}`,
-      `${e.tableTransitions.total - e.tableTransitions.neverTaken.length}/${e.tableTransitions.total}`,
-      verdictOf(e),
+    ...explorations.flatMap((e) => [
+      [
+        e.machine,
+        String(e.inputs),
+        String(e.states),
+        String(e.transitions),
+        String(e.longestPath),
+        `${e.tableStates.total - e.tableStates.unreachable.length}/${e.tableStates.total}`,
+        `${e.tableTransitions.total - e.tableTransitions.neverTaken.length}/${e.tableTransitions.total}`,
+        verdictOf(e),
+      ],
+      // A machine it starts as a child (each entry's lifecycle): its states and transitions, in the same search.
+      ...e.children.map((c) => [
+        `  and its ${c.machine}`,
+        '',
+        '',
+        '',
+        '',
+        `${c.tableStates.total - c.tableStates.unreachable.length}/${c.tableStates.total}`,
+        `${c.tableTransitions.total - c.tableTransitions.neverTaken.length}/${c.tableTransitions.total}`,
+        '',
+      ]),
     ]),
   ];
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
@@ -47,6 +60,9 @@ export function reportDetails(explorations: readonly Exploration[]): string {
       );
     if (e.violations.length > 10) lines.push(`${e.machine}: ${e.violations.length - 10} more violation(s)`);
     for (const t of e.tableTransitions.neverTaken) lines.push(`${e.machine}: transition never taken: ${t}`);
+    for (const c of e.children)
+      for (const t of c.tableTransitions.neverTaken)
+        lines.push(`${e.machine}: ${c.machine} transition never taken: ${t}`);
   }
   return lines.join('\n');
 }

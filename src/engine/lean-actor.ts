@@ -32,6 +32,14 @@ export interface LeanActorOptions<TContext, TInput> {
   /** Names of the actors that are children spawned by steps: their result is the one event they send back. */
   spawned?: ReadonlySet<string> | undefined;
   /**
+   * Machines a step may start as children, by name (the outbox's `outboxEntry`): each runs in a lean actor of
+   * its own, with these same options, and may send this machine events (`sendParent`); a step sends it events
+   * by its id (`ActionStep.send`).
+   */
+  machines?: Readonly<Record<string, ChildMachine>> | undefined;
+  /** @internal The machine that started this one as its child: where `sendParent` actions go. */
+  parent?: { send(event: Event): void } | undefined;
+  /**
    * Names of invoked actors that answer at once and ignore their signal: they get a signal that never aborts,
    * so that no AbortController is made for them.
    */
@@ -42,6 +50,22 @@ export interface LeanActorOptions<TContext, TInput> {
   onChange?: (() => void) | undefined;
   /** Once, when the machine reaches its final state, stops, or fails. */
   onEnd?: ((end: LeanEnd) => void) | undefined;
+}
+
+/**
+ * A machine that runs as a child of another (`childMachine()`, src/engine/child-machine.ts): its table and
+ * logic, and how it starts in a lean actor of its own. Kept out of this file so that only the runs that start
+ * child machines (the outbox's) bundle it.
+ */
+export interface ChildMachine {
+  table: MachineTable;
+  logic: MachineLogic<unknown, unknown>;
+  start(
+    id: string,
+    input: unknown,
+    parent: LeanActor<unknown>,
+    options: LeanActorOptions<unknown, unknown>,
+  ): LeanActor<unknown>;
 }
 
 /** An effect: a value (or a promise of one); it gets a signal that aborts when its state is left. */
@@ -80,6 +104,8 @@ interface Child {
   readonly input: unknown;
   readonly spawned: boolean;
   controller: AbortController | undefined;
+  /** For a child machine: its actor, once started. */
+  machine?: LeanActor<unknown>;
   state: 'new' | 'running' | 'stopped';
   next: Child | undefined;
 }
@@ -542,6 +568,10 @@ export class LeanActor<TContext, TInput = unknown> {
       } else if (impl.kind === 'emit') {
         const emitted = impl.run(args, params as never);
         if (emitted !== undefined) this.emit(emitted);
+      } else if (impl.kind === 'sendParent') {
+        // Without a parent this fails the machine, as it does in XState.
+        const sent = impl.run(args, params as never) as Event;
+        this.defer(() => this.options.parent!.send(sent));
       } else {
         this.performStep(impl.run(args, params as never));
       }
@@ -568,6 +598,12 @@ export class LeanActor<TContext, TInput = unknown> {
     this.patch(step.changes);
     for (const id of step.stop ?? []) this.stopChild(id);
     for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, true);
+    for (const { to, event } of step.send ?? []) {
+      // As XState's sendTo a child by id: the child must be there (else the machine fails), and gets the event
+      // after the step (a child stopped meanwhile ignores it).
+      const child = this.findChild(to)!;
+      this.defer(() => child.machine?.send(event));
+    }
     for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
   }
 
@@ -630,7 +666,15 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** Starts an invoked actor or a spawned child after the step (its input taken now, as XState does). */
   private spawn(id: string, src: string, input: unknown, spawned: boolean): void {
-    const child: Child = { id, src, input, spawned, controller: undefined, state: 'new', next: undefined };
+    const child: Child = {
+      id,
+      src,
+      input,
+      spawned,
+      controller: undefined,
+      state: 'new',
+      next: undefined,
+    };
     const existing = this.findChild(id);
     if (existing) this.dropChild(existing);
     this.children = append(this.children, child);
@@ -652,11 +696,22 @@ export class LeanActor<TContext, TInput = unknown> {
     if (child.state === 'stopped') return;
     child.state = 'stopped';
     child.controller?.abort();
+    child.machine?.stop();
   }
 
   private startChild(child: Child): void {
     if (child.state !== 'new') return;
     child.state = 'running';
+    const definition = this.options.machines?.[child.src];
+    if (definition !== undefined) {
+      child.machine = definition.start(
+        child.id,
+        child.input,
+        this as LeanActor<unknown>,
+        this.options as never,
+      );
+      return;
+    }
     const effect = this.options.actors[child.src];
     if (effect === undefined)
       throw new MachineError(`${this.options.table.id}: no actor \`${child.src}\` provided`);

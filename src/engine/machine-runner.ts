@@ -1,7 +1,13 @@
 import type { MachineLogic } from '../../machines/machine-logic.js';
 import type { MachineTable } from '../../machines/machine-table.js';
 import type { Clock } from '../clock/clock.js';
-import { LeanActor, type LeanEffect, type LeanEnd, type LeanStatus } from './lean-actor.js';
+import {
+  LeanActor,
+  type ChildMachine,
+  type LeanEffect,
+  type LeanEnd,
+  type LeanStatus,
+} from './lean-actor.js';
 import { clockTimers } from './timers.js';
 
 /**
@@ -17,10 +23,14 @@ export interface MachineRunner {
   ): MachineRun<TContext>;
 }
 
-/** A machine as the lean executor needs it: its derived table and its logic (both from machines/). */
+/**
+ * A machine as the lean executor needs it: its derived table and its logic (both from machines/), and the
+ * machines its steps start as children, by the name the steps use (the outbox's `outboxEntry`).
+ */
 export interface MachineDefinition<TContext, TInput> {
   table: MachineTable;
   logic: MachineLogic<TContext, TInput>;
+  machines?: Readonly<Record<string, ChildMachine>> | undefined;
 }
 
 export interface RunOptions<TInput> {
@@ -60,6 +70,7 @@ export const leanRunner: MachineRunner = {
         timers: clockTimers(options.clock),
         actors: spawned ? { ...options.actors, ...spawned } : options.actors,
         spawned: spawned ? new Set(Object.keys(spawned)) : undefined,
+        machines: definition.machines,
         instant: options.instant,
         onEmit: options.onEmit,
         onChange: options.onChange,

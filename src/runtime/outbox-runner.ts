@@ -5,6 +5,8 @@ import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox
 import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
+import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
+import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table.js';
 import type {
   AcquireLeaseInput,
   CommitEntryInput,
@@ -22,6 +24,7 @@ import type { Policy } from '../policy/policy.js';
 import type { OutboxClaims, OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
+import { childMachine } from '../engine/child-machine.js';
 import { matchesValue } from '../engine/lean-actor.js';
 import { spreadUnkeyed } from './claim-spread.js';
 import { answeredWithin, STORE_ANSWER_MS, STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
@@ -181,7 +184,12 @@ function snapshotOf(machine: OutboxRun & { value: unknown }): OutboxRun {
   };
 }
 
-const outboxDefinition = { table: outboxTable, logic: outboxLogic };
+/** The outbox machine, and the machine of each entry in flight that it starts (`outboxEntry`). */
+const outboxDefinition = {
+  table: outboxTable,
+  logic: outboxLogic,
+  machines: { outboxEntry: childMachine(outboxEntryTable, outboxEntryLogic) },
+};
 
 /** Nothing in flight and nothing can start now (or the machine has stopped). */
 function isQuiet(snapshot: OutboxRun): boolean {

@@ -11,6 +11,7 @@ import {
 } from '../../machines/machine-table.js';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import { LeanActor, type LeanEffect } from '../../src/engine/lean-actor.js';
+import { childMachine, runningChildMachines } from '../../src/engine/child-machine.js';
 import { clockTimers, type Timers } from '../../src/engine/timers.js';
 
 /**
@@ -72,6 +73,11 @@ export interface MachineUnderTest {
   spawned?: Readonly<Record<string, SpawnedReply>>;
   /** Context fields left out of the comparison (functions). */
   ignore?: readonly string[];
+  /**
+   * Machines the machine starts as children, by the name its steps use (the outbox's `outboxEntry`): the lean
+   * side runs them from these tables, and both sides' child machines are compared (state value, context).
+   */
+  machines?: Readonly<Record<string, { table: MachineTable; logic: MachineLogic<never, never> }>>;
 }
 
 export type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
@@ -90,6 +96,8 @@ export interface Observation {
   status: string;
   value: unknown;
   context: Record<string, unknown>;
+  /** Running child machines by id: their state value and context. */
+  children: Record<string, { value: unknown; context: unknown }>;
   timers: string[];
   output: unknown;
   pendingHostTimers: number;
@@ -151,9 +159,20 @@ export function xstateSide(mut: MachineUnderTest, input: unknown, startAt: numbe
   const see = (value: unknown) => {
     visited.add(JSON.stringify(value));
   };
-  // Microsteps show the states an eventless transition passes through, which no snapshot shows.
-  const inspect = (event: { type: string; snapshot?: { value?: unknown } }) => {
-    if (event.type === '@xstate.microstep') see(event.snapshot?.value);
+  // Microsteps show the states an eventless transition passes through, which no snapshot shows, in the machine
+  // and in its child machines; a transition's source shows a state left at once (a child's initial state).
+  const inspect = (event: {
+    type: string;
+    snapshot?: { value?: unknown };
+    actorRef?: { logic?: { id?: unknown } };
+    _transitions?: readonly { source?: { id?: string } }[];
+  }) => {
+    if (event.type !== '@xstate.microstep') return;
+    const id = event.actorRef?.logic?.id;
+    const machineId = typeof id === 'string' ? id : mut.machine.id;
+    visitedStates(machineId).add(JSON.stringify(event.snapshot?.value));
+    for (const t of event._transitions ?? [])
+      if (t.source?.id !== undefined) visitedStates(machineId).add(`#${t.source.id}`);
   };
   const actor = createActor(providedMachine(mut), { input, clock, inspect } as never);
   runsBySystem.set(actor.system, { effects, clock });
@@ -180,10 +199,25 @@ export function xstateSide(mut: MachineUnderTest, input: unknown, startAt: numbe
       const scheduled = (
         actor.system.getSnapshot() as { _scheduledEvents: Record<string, { event: { type: string } }> }
       )._scheduledEvents;
+      const children: Observation['children'] = {};
+      for (const [id, child] of Object.entries(
+        (snapshot as unknown as { children: Record<string, { getSnapshot(): unknown }> }).children,
+      )) {
+        const s = child.getSnapshot() as {
+          machine?: unknown;
+          status: string;
+          value: unknown;
+          context: unknown;
+        };
+        // A done machine's snapshot still lists the children it stopped.
+        if (s.machine !== undefined && s.status === 'active')
+          children[id] = { value: s.value, context: s.context };
+      }
       return {
         status: snapshot.status,
         value: snapshot.value,
         context: snapshot.context,
+        children,
         timers: Object.values(scheduled)
           .map((s) => s.event.type)
           .sort(),
@@ -197,6 +231,8 @@ export function xstateSide(mut: MachineUnderTest, input: unknown, startAt: numbe
 /** A deliberately wrong executor, to show the comparison catches it: another table, or timers that lie. */
 export interface Mutation {
   table?: MachineTable;
+  /** Child machines' tables, by name, in place of `MachineUnderTest.machines`'. */
+  machines?: Readonly<Record<string, MachineTable>>;
   timers?: (timers: Timers) => Timers;
 }
 
@@ -217,7 +253,11 @@ export function unvisitedStates(table: MachineTable, visited: ReadonlySet<string
     else if (typeof value === 'object' && value !== null)
       for (const [key, sub] of Object.entries(value)) walk(sub, `${path}.${key}`);
   };
-  for (const json of visited) walk(JSON.parse(json), table.id);
+  for (const json of visited) {
+    // A transition's source, by its id (see xstateSide).
+    if (json.startsWith('#')) seen.add(json.slice(1));
+    else walk(JSON.parse(json), table.id);
+  }
   // A row without a type is an atomic state.
   const ids = stateIds(table);
   return table.states
@@ -248,6 +288,12 @@ export function leanSide(
       timers,
       actors,
       spawned: new Set(Object.keys(mut.spawned ?? {})),
+      machines: Object.fromEntries(
+        Object.entries(mut.machines ?? {}).map(([name, m]) => [
+          name,
+          childMachine(mutation.machines?.[name] ?? m.table, m.logic),
+        ]),
+      ),
       onEmit: (event) => emitted.push(event),
       onEnd: (end) => (status = end.status),
     },
@@ -263,6 +309,12 @@ export function leanSide(
       status: actor.status === 'active' ? status : actor.status,
       value: actor.value,
       context: actor.context,
+      children: Object.fromEntries(
+        runningChildMachines(actor as never).map(({ id, actor: child }) => [
+          id,
+          { value: child.value, context: child.context },
+        ]),
+      ),
       timers: actor.pendingTimers().sort(),
       output: actor.output,
       pendingHostTimers: clock.pending(),
@@ -297,6 +349,7 @@ export function expectSame(mut: MachineUnderTest, a: Side, b: Side, where: strin
     o.status,
     o.value,
     strip(o.context),
+    o.children,
     side.emitted,
     calls(side),
     o.timers,
@@ -308,6 +361,7 @@ export function expectSame(mut: MachineUnderTest, a: Side, b: Side, where: strin
   expect(ob.status, `${where}: status`).toBe(oa.status);
   expect(ob.value, `${where}: state value`).toEqual(oa.value);
   expect(strip(ob.context), `${where}: context`).toEqual(strip(oa.context));
+  expect(ob.children, `${where}: child machines`).toEqual(oa.children);
   expect(b.emitted, `${where}: emitted events`).toEqual(a.emitted);
   expect(calls(b), `${where}: invocations`).toEqual(calls(a));
   expect(ob.timers, `${where}: timers`).toEqual(oa.timers);
@@ -419,6 +473,8 @@ export interface DifferentialSpec<TInput, TStimulus> {
   run(input: TInput, stimuli: TStimulus[], mutation?: Mutation): Promise<void>;
   /** Deliberately wrong executors, each of which the comparison must catch. */
   mutants: readonly [string, Mutation][];
+  /** The tables of the machines it starts as children: the runs must reach every state of each too. */
+  children?: readonly MachineTable[];
 }
 
 /**
@@ -428,7 +484,10 @@ export interface DifferentialSpec<TInput, TStimulus> {
 export function describeDifferential<TInput, TStimulus>(spec: DifferentialSpec<TInput, TStimulus>): void {
   describe(`lean executor vs XState: ${spec.machine.id} machine`, () => {
     const visited = visitedStates(spec.machine.id);
-    beforeAll(() => visited.clear());
+    beforeAll(() => {
+      visited.clear();
+      for (const child of spec.children ?? []) visitedStates(child.id).clear();
+    });
 
     test.prop({ input: spec.input, stimuli: spec.stimuli }, { numRuns: DIFF_RUNS })(
       spec.checks,
@@ -442,6 +501,11 @@ export function describeDifferential<TInput, TStimulus>(spec: DifferentialSpec<T
     it('reached every state of the machine', () => {
       expect(unvisitedStates(spec.table, visited)).toEqual([]);
     });
+
+    for (const child of spec.children ?? [])
+      it(`reached every state of its child machine ${child.id}`, () => {
+        expect(unvisitedStates(child, visitedStates(child.id))).toEqual([]);
+      });
 
     for (const [name, mutation] of spec.mutants) {
       it(`fails for a wrong executor: ${name}`, async () => {

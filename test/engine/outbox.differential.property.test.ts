@@ -5,6 +5,8 @@ import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
 import { commitEntryReply, sendEntryReply, type Settled } from '../../machines/outbox/outbox.replies.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
+import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
+import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table.js';
 import type {
   CommitEntryInput,
   OutboxEntryRecord,
@@ -36,7 +38,9 @@ import {
 
 /**
  * The lean executor runs the outbox machine exactly as XState does: parallel regions, children spawned by
- * steps (`commitEntry`, `sendEntry`), raised events and a re-entered state. For random durable policies, lease
+ * steps (`commitEntry`, `sendEntry`, and a child machine per entry in flight, `outboxEntry`, whose state value
+ * and context are compared too), events sent to child machines and to the parent, raised events and a
+ * re-entered state. For random durable policies, lease
  * times, entries enqueued and loaded (due, later, expired, out of attempts, dead, with a failure history),
  * flushes, retries of dead entries, connectivity changes, answers to every call (store reads, the lease, store
  * writes, sends; successes, refusals and rejections) and clock advances, compared after every step; each run
@@ -47,6 +51,12 @@ export const outboxUnderTest: MachineUnderTest = {
   table: outboxTable,
   logic: outboxLogic as unknown as MachineLogic<never, never>,
   invoked: ['loadEntries', 'acquireLease', 'releaseLease'],
+  machines: {
+    outboxEntry: {
+      table: outboxEntryTable,
+      logic: outboxEntryLogic as unknown as MachineLogic<never, never>,
+    },
+  },
   // As the runtime's children do (src/runtime/outbox-runner.ts): each reply stamped with the clock's time.
   spawned: {
     commitEntry: (input: CommitEntryInput, outcome, now) => ({
@@ -361,7 +371,32 @@ describeDifferential({
   input: inputArb,
   stimuli: fc.array(stimulusArb, { maxLength: 20 }),
   run: (input, stimuli, mutation) => runOutboxDifferential(input, stimuli, mutation),
+  children: [outboxEntryTable],
   mutants: [
+    // The entry's machine: a wrong lean run of the child machine is caught as surely as one of the outbox.
+    [
+      'a guard inverted in the entry machine (isMovedOn)',
+      { machines: { outboxEntry: invertGuard(outboxEntryTable, 'isMovedOn') } },
+    ],
+    [
+      'a guard inverted in the entry machine (wroteDeadLetter)',
+      { machines: { outboxEntry: invertGuard(outboxEntryTable, 'wroteDeadLetter') } },
+    ],
+    [
+      'a report to the outbox dropped (reportProgress, on entering a state of the entry machine)',
+      {
+        machines: {
+          outboxEntry: {
+            ...outboxEntryTable,
+            states: outboxEntryTable.states.map((state) =>
+              state.key === 'committing'
+                ? { ...state, entry: state.entry!.filter((a) => actionName(a) !== 'reportProgress') }
+                : state,
+            ),
+          },
+        },
+      },
+    ],
     ['a guard inverted (isLeaseGranted)', { table: invertGuard(outboxTable, 'isLeaseGranted') }],
     ['a guard inverted (hasWakeTime)', { table: invertGuard(outboxTable, 'hasWakeTime') }],
     [

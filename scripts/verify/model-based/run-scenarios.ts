@@ -7,6 +7,8 @@ import { originHealthTable } from '../../../machines/origin-health/origin-health
 import { originHealthLogic } from '../../../machines/origin-health/origin-health.logic.js';
 import { outboxTable } from '../../../machines/outbox/outbox.table.js';
 import { outboxLogic } from '../../../machines/outbox/outbox.logic.js';
+import { outboxEntryTable } from '../../../machines/outbox-entry/outbox-entry.table.js';
+import { outboxEntryLogic } from '../../../machines/outbox-entry/outbox-entry.logic.js';
 import type { MachineLogic } from '../../../machines/machine-logic.js';
 import { createWorld } from './world.js';
 import type { Scenario } from './scenarios.js';
@@ -19,6 +21,7 @@ export const transitionTotals: Readonly<Record<string, number>> = Object.fromEnt
       [requestTable, requestLogic],
       [originHealthTable, originHealthLogic],
       [outboxTable, outboxLogic],
+      [outboxEntryTable, outboxEntryLogic],
     ] as const
   ).map(([table, logic]) => [
     table.id,

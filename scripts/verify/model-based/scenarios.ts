@@ -845,4 +845,120 @@ export const outboxScenarios: Scenario[] = [
   },
 ];
 
-export const scenarios: Scenario[] = [...requestScenarios, ...healthScenarios, ...outboxScenarios];
+/** The id of the one entry in the outbox. */
+async function onlyEntry(w: World): Promise<string> {
+  const [entry] = await w.client.outbox.list();
+  expectThat(entry !== undefined, 'an entry in the outbox');
+  return entry!.id;
+}
+
+/**
+ * An entry's lifecycle (the `outboxEntry` machine) at each of its turns: every answer its claim, send and
+ * decision can get through the client, and the app removing it at each step.
+ */
+export const entryScenarios: Scenario[] = [
+  {
+    name: 'another runner holds the entry (a store with per-entry claims): nothing sent until its claim ends',
+    takes: ['outboxEntry.claiming commit.succeeded #0'],
+    options: { policy: durable({ maxAttempts: 5 }), anotherRunnerHoldsUntil: 5_000 },
+    async run(w) {
+      w.primary.next(answer(503));
+      const outcome = await w.run(durableWrite);
+      // Its first claim is answered `taken` (until 5 s): it is sent only then, once, and deferred.
+      expectThat(outcome.status === 'deferred', 'deferred');
+      expectThat(w.clock.now() >= 5_000 && w.primary.received === 1, 'first sent once the claim ended');
+      await w.advance(10_000);
+      expectThat((await w.client.outbox.size()) === 0, 'sent once the claim ended');
+      expectThat(w.primary.received === 2, 'sent once');
+    },
+  },
+  {
+    name: 'the store fails to count an attempt (the claim): held off, then counted and sent',
+    takes: ['outboxEntry.claiming commit.failed #0'],
+    options: { policy: durable({ maxAttempts: 5 }) },
+    async run(w) {
+      w.primary.next(answer(503));
+      await w.run(durableWrite);
+      // The claim reads the entry, then writes the count: the write fails.
+      w.failStore('update');
+      await w.drive(w.client.outbox.flush());
+      expectThat(w.primary.received === 1, 'nothing sent without its count');
+      await w.advance(10_000);
+      expectThat((await w.client.outbox.size()) === 0, 'sent after the hold-off');
+    },
+  },
+  {
+    name: 'another runner counted an attempt meanwhile: the claim finds the store moved on, and takes its count',
+    takes: ['outboxEntry.claiming commit.succeeded #1'],
+    options: { policy: durable({ maxAttempts: 5 }) },
+    async run(w) {
+      w.primary.next(answer(503));
+      await w.run(durableWrite);
+      const [entry] = await w.store.list();
+      await w.store.update({ ...entry!, attempts: entry!.attempts + 1 });
+      await w.drive(w.client.outbox.flush());
+      await w.advance(10_000);
+      expectThat((await w.client.outbox.size()) === 0, 'sent with the count the store had');
+      expectThat(w.primary.received === 2, 'sent once more');
+    },
+  },
+  {
+    name: 'the device goes offline while the attempt is counted: nothing sent, the count kept for the next send',
+    takes: [
+      'outboxEntry.claiming connectivity.changed #0',
+      'outboxEntry.claiming commit.succeeded #2',
+      'outboxEntry.starting always #1',
+    ],
+    options: { policy: durable() },
+    async run(w) {
+      w.primary.next(answer(503));
+      await w.run(durableWrite);
+      const held = w.holdStore('get');
+      const flushed = w.client.outbox.flush();
+      await held.reached;
+      w.connectivity.set('offline');
+      held.release();
+      await w.idle();
+      expectThat(w.primary.received === 1, 'not sent while offline');
+      w.connectivity.set('online');
+      await w.drive(flushed);
+      await w.drive(w.client.outbox.flush());
+      expectThat((await w.client.outbox.size()) === 0, 'sent once online');
+      expectThat(w.primary.received === 2, 'sent once');
+    },
+  },
+  {
+    name: 'the app removes an entry while its attempt is counted, while it is sent, and while its outcome is written',
+    takes: [
+      'outboxEntry.claiming entry.missing #0',
+      'outboxEntry.sending entry.missing #0',
+      'outboxEntry.committing entry.missing #0',
+    ],
+    options: { policy: durable({ maxAttempts: 5 }) },
+    async run(w) {
+      // Each time the store is read (the claim's read, the send's, the reschedule's) the app removes the entry.
+      for (const skip of [0, 1, 2]) {
+        // The request's own attempt fails (deferred); with the reschedule's read held, the send fails too.
+        w.primary.next(...(skip === 2 ? [answer(503), answer(503)] : [answer(503)]));
+        const outcome = await w.run(durableWrite);
+        expectThat(outcome.status === 'deferred', 'deferred');
+        const id = await onlyEntry(w);
+        const held = w.holdStore('get', skip);
+        const flushed = w.client.outbox.flush();
+        await held.reached;
+        expectThat(await w.client.outbox.remove(id), 'removed');
+        held.release();
+        await w.drive(flushed);
+        expectThat((await w.client.outbox.size()) === 0, 'gone');
+      }
+      expectThat(w.primary.received === 4, 'sent only by the requests and the one send begun');
+    },
+  },
+];
+
+export const scenarios: Scenario[] = [
+  ...requestScenarios,
+  ...healthScenarios,
+  ...outboxScenarios,
+  ...entryScenarios,
+];

@@ -8,7 +8,12 @@ import { createFailoverClient, type FailoverClient } from '../../../src/runtime/
 import type { FailoverClientOptions } from '../../../src/runtime/client-options.js';
 import type { Outcome } from '../../../src/policy/outcome.js';
 import { memoryStore } from '../../../src/stores/memory-store.js';
-import type { OutboxStore } from '../../../src/stores/outbox-store.js';
+import type {
+  ClaimAnswer,
+  ClaimRequest,
+  OutboxEntry,
+  OutboxStore,
+} from '../../../src/stores/outbox-store.js';
 import { fetchTransport } from '../../../src/transports/fetch-transport.js';
 import type { Transport } from '../../../src/transports/transport.js';
 import {
@@ -94,12 +99,23 @@ export type WorldOptions = Omit<
   online?: 'online' | 'offline';
   /** Store calls that throw from the start (the outbox loads as the client is made). */
   storeFaults?: Partial<Record<StoreMethod, number>>;
+  /**
+   * The store has per-entry claims (`OutboxStore.claims`, as `postgresStore` has), and another runner holds
+   * every entry until this clock time: a claim before then is answered `taken`.
+   */
+  anotherRunnerHoldsUntil?: number;
 };
 
 const realTick = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function createWorld(coverage: CoverageRunner, options: WorldOptions = {}): Promise<World> {
-  const { origins: originOptions = {}, online = 'online', storeFaults = {}, ...clientOptions } = options;
+  const {
+    origins: originOptions = {},
+    online = 'online',
+    storeFaults = {},
+    anotherRunnerHoldsUntil,
+    ...clientOptions
+  } = options;
   const clock = simulatedClock();
   const heldResponses = new Set<ServerResponse>();
   const hold = (res: ServerResponse) => {
@@ -167,6 +183,31 @@ export async function createWorld(coverage: CoverageRunner, options: WorldOption
   }
   faulty.add = store.add.bind(store);
   faulty.close = store.close.bind(store);
+  if (anotherRunnerHoldsUntil !== undefined) {
+    const until = anotherRunnerHoldsUntil;
+    // Typed by use, not annotated: a store's claims may have more methods than this version's interface.
+    const claims = {
+      add: (entry: OutboxEntry) => faulty.add(entry),
+      async claim({ id, attempts, now }: ClaimRequest): Promise<ClaimAnswer> {
+        const stored = await faulty.get(id);
+        if (!stored) return { status: 'missing' };
+        if (now < until) return { status: 'taken', until };
+        if (stored.status !== 'pending' || stored.attempts !== attempts - 1)
+          return { status: 'stale', stored };
+        await faulty.update({ ...stored, attempts });
+        return { status: 'claimed' };
+      },
+      heldElsewhere: async (_owner: string, now: number) =>
+        now < until ? (await faulty.list()).map((e) => ({ id: e.id, until })) : [],
+      async gone(ids: readonly string[]) {
+        const stored = new Set((await faulty.list()).map((e) => e.id));
+        return ids.filter((id) => !stored.has(id));
+      },
+      renew: () => Promise.resolve(),
+      releaseAll: () => Promise.resolve(),
+    };
+    Object.assign(faulty, { claims: claims });
+  }
 
   const connectivity = manualConnectivity(online);
   const client = createFailoverClient({
