@@ -172,7 +172,8 @@ describe('server holds (issue 14)', () => {
           result: { kind: 'error', phase: 'connect', requestSent: 'no', message: 'refused' },
           latencyMs: 1,
         };
-      if (probe && probes++ === 0) return { result: busy(429, '20'), latencyMs: 10 };
+      if (probe && probes++ === 0)
+        return { result: { kind: 'response', response: busy(429, '20').response }, latencyMs: 10 };
       return { result: { kind: 'response', response: new Response(null, { status: 200 }) }, latencyMs: 10 };
     });
     const client = createFailoverClient({
