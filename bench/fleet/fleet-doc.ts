@@ -108,6 +108,8 @@ export function fleetSection(report: FleetReport, meta: Meta): string {
       (summary.maxSwitchesPerDwell ?? 0) <= 1,
     ),
     ...whyMissed(failwise, exponential, (report.options.ratePerSecond * (OUTAGE.to - OUTAGE.from)) / 1000),
+    ...howMet(failwise),
+    ...before(report),
     '',
     '![Requests per second at the primary, per policy](fleet-load.svg)',
     '',
@@ -124,12 +126,54 @@ function whyMissed(failwise: PolicyFigures, exponential: PolicyFigures, perClien
   if (failwise.recoveryPeakToMean > 2)
     lines.push(
       '',
-      `Recovery peak-to-mean (${failwise.recoveryPeakToMean.toFixed(2)}): not a storm. The clients do not come back when the primary does: each fails back on its own, once its doubled failed-over time is up and 3 probes have succeeded (median ${s(failwise.failbackMs?.median)} after the outage ends, p95 ${s(failwise.failbackMs?.p95)}). Until then the primary gets probes only, so the 60 s window's mean is well below its last seconds. Its busiest second is ${failwise.recoveryPeakToSteady.toFixed(2)} times its mean second before the outage: the load comes back to normal, not above it (exponential backoff without jitter: ${exponential.recoveryPeakToSteady.toFixed(2)} times, its synchronized retries on top). Measured against the window's own mean, a late step reads as a high ratio; the naive client never left the primary, so its ratio is that of a flat line.`,
+      `Recovery peak-to-mean (${failwise.recoveryPeakToMean.toFixed(2)}): not a storm. The clients do not come back when the primary does: each fails back on its own, once the wait after its last failed probe is up and 3 probes have succeeded (median ${s(failwise.failbackMs?.median)} after the outage ends, p95 ${s(failwise.failbackMs?.p95)}). Until then the primary gets probes only, so the 60 s window's mean is well below its last seconds. Its busiest second is ${failwise.recoveryPeakToSteady.toFixed(2)} times its mean second before the outage: the load comes back to normal, not above it (exponential backoff without jitter: ${exponential.recoveryPeakToSteady.toFixed(2)} times, its synchronized retries on top). Measured against the window's own mean, a late step reads as a high ratio; the naive client never left the primary, so its ratio is that of a flat line.`,
     );
   if ((failwise.maxSwitchesPerDwell ?? 0) > 1)
     lines.push(
       '',
-      `Switches (${failwise.clientsOverDwell} of the clients made ${failwise.maxSwitchesPerDwell} within one 30 s window): a failover and its failback are always at least \`minFailedOverMs\` apart, but nothing holds a client on the primary after a failback. The clients fail back about ${s((failwise.failbackMs?.median ?? 0) + 80_000)} into the run and the 30 % errors phase begins at 140 s: a client that meets \`failoverAfter\` failures in a row there (or the failure ratio) fails over again less than 30 s after its failback. The doubling of the failed-over time for a flapping primary acts on the next failback, not on this failover; a minimum time on the primary after a failback would meet the target, and the origin-health machine has none today.`,
+      `Switches (${failwise.clientsOverDwell} of the clients made ${failwise.maxSwitchesPerDwell} within one 30 s window): a failover and its failback are always at least \`minFailedOverMs\` apart; after a failback, \`failbackDwellMs\` holds a client on the primary unless \`dwellFailoverAfter\` failures come in a row. A client that failed back and met that many failures in a row (or a policy with a shorter dwell) fails over again within the window.`,
     );
   return lines;
+}
+
+/** How the default policy meets the recovery and switch targets (each sentence only when its target is met). */
+function howMet(failwise: PolicyFigures): string[] {
+  const lines: string[] = [];
+  if (failwise.recoveryPeakToMean <= 2)
+    lines.push(
+      '',
+      `Recovery peak-to-mean (${failwise.recoveryPeakToMean.toFixed(2)}): after a failed probe a client probes again \`reprobeAfterMs\` (5 s) later, twice that after two failed probes in a row, and so on, each wait spread by equal jitter drawn from the client's own seed (docs/failover.md, question 5). So the clients find the recovered primary soon and at different moments: they fail back a median ${s(failwise.failbackMs?.median)} after the outage ends (p95 ${s(failwise.failbackMs?.p95)}), and the primary's load climbs back over the window rather than in its last seconds. Its busiest second is ${failwise.recoveryPeakToSteady.toFixed(2)} times its mean second before the outage: back to normal, not above it.`,
+    );
+  if ((failwise.maxSwitchesPerDwell ?? 0) <= 1)
+    lines.push(
+      '',
+      `Switches (at most ${failwise.maxSwitchesPerDwell ?? 0} within any 30 s window): a failover and its failback are at least \`minFailedOverMs\` apart, and for \`failbackDwellMs\` (30 s) after a failback only \`dwellFailoverAfter\` (10) failures in a row or a TLS failure fail over again. The ${pct(ERROR_RATE)} errors phase rarely brings 10 failures in a row, so the clients that failed back shortly before it stay on the primary until their dwell is over; those that then fail over on the usual criteria do so more than 30 s after their failback.`,
+    );
+  return lines;
+}
+
+/**
+ * The figures of the run before the failback dwell and the growing, jittered wait after a failed probe
+ * (commit 2686e7f, the same command, 1000 clients, seed 1), kept so the change can be read against them.
+ */
+const BEFORE = {
+  recoveryPeakToMean: 2.92,
+  recoveryPeakToSteady: 1.06,
+  failbackMs: { median: 43_577, p95: 49_434, max: 60_765 },
+  maxSwitchesPerDwell: 2,
+  clientsOverDwell: 21,
+  switchesPerClient: 2.572,
+  probes: 4_109,
+  outagePrimaryLoadPerRequest: 0.201,
+};
+
+function before(report: FleetReport): string[] {
+  const { clients, seed, ratePerSecond } = report.options;
+  if (clients !== 1000 || seed !== 1 || ratePerSecond !== 0.5) return [];
+  const b = BEFORE;
+  const after = report.policies.find((p) => p.policy === 'failwise')!;
+  return [
+    '',
+    `Before the failback dwell and the growing wait after a failed probe (commit 2686e7f, when a failed probe doubled the whole failed-over time, 30 s then 60 s, and nothing held a client on the primary after a failback; same command and seed): recovery peak-to-mean ${b.recoveryPeakToMean} (busiest second ${b.recoveryPeakToSteady} times a normal one), time to fail back ${s(b.failbackMs.median)} / ${s(b.failbackMs.p95)} / ${s(b.failbackMs.max)}, most switches in one dwell window ${b.maxSwitchesPerDwell} (${b.clientsOverDwell} clients), switches per client ${b.switchesPerClient}, ${b.probes.toLocaleString('en-US')} probes, ${b.outagePrimaryLoadPerRequest} requests at the primary during the outage per request. Switches per client rose because the clients that fail over in the errors and overload phases (about 540) now also fail back before the run ends: their failover dwell doubles from 30 s to 60 s (a failover soon after a failback), where before it doubled the 60 s a failed probe had left, to 120 s, past the end of the run (then 29 of them failed back, now about 540). Probes doubled: a client now probes a primary that is still down several times in the minute after its failover dwell (waits of 2.5–5, 5–10, 10–20 s) instead of once, so the requests at the primary during the outage rose from ${b.outagePrimaryLoadPerRequest} to ${after.outagePrimaryLoadPerRequest} per request, the difference all probes (each refused at once).`,
+  ];
 }

@@ -1,3 +1,5 @@
+import { nextBackoff } from '../../src/policy/backoff.js';
+import { jitterDraw } from '../../src/policy/jitter-draw.js';
 import {
   addOutcome,
   countsAgainstOrigin,
@@ -31,6 +33,9 @@ export function initialContext(input: OriginHealthInput): OriginHealthContext {
     backupFailures: {},
     backupDownUntil: {},
     failedOverMs: input.policy.health.minFailedOverMs,
+    failoverDwellMs: input.policy.health.minFailedOverMs,
+    failedProbes: 0,
+    jitterState: (input.seed ?? 0) >>> 0,
     probeSuccesses: 0,
     since: input.now,
     timerFrom: input.now,
@@ -63,6 +68,7 @@ export function tripped(context: OriginHealthContext, event: OriginHealthEvent):
     context.policy.health,
     event.at,
     event.failureClass,
+    context.failedBackAt,
   );
 }
 
@@ -105,25 +111,46 @@ export function recordConnectivity({ context, event }: Args): Partial<OriginHeal
 
 /**
  * Traffic leaves the primary. Failing over again soon after a failback (before the primary has stayed up for
- * `maxFailedOverMs`) doubles the failed-over time, capped: a flapping primary is given longer and longer to
- * settle. Otherwise it starts again from `minFailedOverMs`. Computed from times, so no timer runs while healthy.
+ * `maxFailedOverMs`) doubles the failover dwell (the failed-over time before the first probe), capped: a
+ * flapping primary is given longer and longer to settle. Otherwise it starts again from `minFailedOverMs`.
+ * Computed from times, so no timer runs while healthy.
  */
 export function failOver({ context, event }: Args): Partial<OriginHealthContext> {
   const { minFailedOverMs, maxFailedOverMs } = context.policy.health;
   const at = 'at' in event ? event.at : context.now;
   const soonAfterFailback = context.failedBackAt !== undefined && at - context.failedBackAt < maxFailedOverMs;
+  const dwellMs = soonAfterFailback
+    ? Math.min(context.failoverDwellMs * 2, maxFailedOverMs)
+    : minFailedOverMs;
   return {
     now: Math.max(context.now, at),
     trippedBy: tripped(context, event),
     evidence: noEvidence,
     failovers: context.failovers + 1,
-    failedOverMs: soonAfterFailback ? Math.min(context.failedOverMs * 2, maxFailedOverMs) : minFailedOverMs,
+    failoverDwellMs: dwellMs,
+    failedOverMs: dwellMs,
+    failedProbes: 0,
   };
 }
 
-/** A probe failed: back to failed over, for twice as long (capped), as Envoy grows its ejection time. */
+/**
+ * A probe failed: back to failed over until the next probe. The wait starts at `reprobeAfterMs` and doubles with
+ * each failed probe in a row, up to `maxFailedOverMs` (as Envoy grows its ejection time and gRPC its connection
+ * backoff), spread by `reprobeJitter` with a number drawn from the machine's own generator: short enough that a
+ * recovered primary is found soon, spread so that a fleet's clients do not all come back in the same second.
+ */
 export function lengthenFailover({ context }: Args): Partial<OriginHealthContext> {
-  return { failedOverMs: Math.min(context.failedOverMs * 2, context.policy.health.maxFailedOverMs) };
+  const { reprobeAfterMs, maxFailedOverMs, reprobeJitter } = context.policy.health;
+  const failedProbes = context.failedProbes + 1;
+  const { value, next } = jitterDraw(context.jitterState);
+  const waitMs = nextBackoff(
+    { initialMs: reprobeAfterMs, maxMs: maxFailedOverMs, multiplier: 2, jitter: reprobeJitter },
+    failedProbes,
+    undefined,
+    () => value,
+  );
+  // A wait of 0 (full jitter) would probe again at once, in the same instant: one millisecond at least.
+  return { failedProbes, failedOverMs: Math.max(1, waitMs), jitterState: next };
 }
 
 /** Traffic returns to the primary, with no evidence held against it, and the backups' records cleared. */

@@ -16,6 +16,11 @@ export interface OriginHealthInput {
   now: number;
   /** What the connectivity source says at start; `true` when there is none. @default true */
   online?: boolean | undefined;
+  /**
+   * The seed of the machine's jitter generator (an unsigned 32-bit integer): each client passes its own, so a
+   * fleet's clients spread their probes apart. @default 0
+   */
+  seed?: number | undefined;
 }
 
 /** The four states of an origin set, as `client.health()` names them. */
@@ -33,8 +38,14 @@ export interface OriginHealthContext {
   backupFailures: Readonly<Record<string, number>>;
   /** A backup that failed `failoverAfter` times in a row takes no traffic until this time. */
   backupDownUntil: Readonly<Record<string, number>>;
-  /** How long the next failed-over period lasts at least; doubles on repeated trouble, capped. */
+  /** How long the current (or next) failed-over period lasts: the failover dwell, or the wait after a failed probe. */
   failedOverMs: number;
+  /** The failed-over time before the first probe of this failover: `minFailedOverMs`, doubled on flapping, capped. */
+  failoverDwellMs: number;
+  /** Failed probes in a row since the failover: the wait before the next probe grows with them. */
+  failedProbes: number;
+  /** The state of the jitter generator (src/policy/jitter-draw.ts). */
+  jitterState: number;
   /** The criterion of the last failover. */
   trippedBy?: HealthCriterion | undefined;
   /** When traffic last failed back to the primary. */

@@ -55,6 +55,11 @@ const healthPolicy = (suspectAfter: number) =>
       probeSuccesses: 2,
       probeIntervalMs: 500,
       probeTimeoutMs: 500,
+      reprobeAfterMs: 500,
+      // No jitter: the generator's state is left out of the abstract context, so waits must not depend on it.
+      reprobeJitter: 'none',
+      failbackDwellMs: 1_000,
+      dwellFailoverAfter: 3,
     },
   });
 
@@ -91,8 +96,9 @@ function answers(call: Call, run: { actor: { context: Record<string, unknown> } 
 /**
  * Times relative to `now`, which is all the machine compares them with: the evidence window's buckets by age
  * (dropped once out of the window), `now` modulo the bucket width (where the next bucket starts), the time
- * since the last failback only as "within maxFailedOverMs", the running timer's start by age. Left out:
- * `since`, `failovers` and `trippedBy`, read only by `client.health()` and the announcements.
+ * since the last failback only as "within maxFailedOverMs" and "within failbackDwellMs", the running timer's
+ * start by age. Left out: `since`, `failovers` and `trippedBy`, read only by `client.health()` and the
+ * announcements, and `jitterState`, which the model's policy (no jitter) never reads.
  */
 function abstractContext(context: Record<string, unknown>): unknown {
   const now = context.now as number;
@@ -105,7 +111,7 @@ function abstractContext(context: Record<string, unknown>): unknown {
     online: context.online,
     // Guards compare the counts with their thresholds only: past them, a count says no more.
     consecutive: [
-      Math.min(evidence.consecutiveFailures, Math.max(policy.suspectAfter, policy.failoverAfter)),
+      Math.min(evidence.consecutiveFailures, Math.max(policy.suspectAfter, policy.dwellFailoverAfter)),
       Math.min(evidence.consecutiveSuccesses, policy.recoverAfter),
     ],
     window: evidence.window.buckets
@@ -115,8 +121,16 @@ function abstractContext(context: Record<string, unknown>): unknown {
     backupFailures: context.backupFailures,
     backupDownUntil: relative(context.backupDownUntil as Record<string, number>),
     failedOverMs: context.failedOverMs,
+    failoverDwellMs: context.failoverDwellMs,
+    // Past the count whose wait reaches maxFailedOverMs, more failed probes wait no longer.
+    failedProbes: Math.min(
+      context.failedProbes as number,
+      Math.ceil(Math.log2(policy.maxFailedOverMs / policy.reprobeAfterMs)) + 1,
+    ),
     recentFailback:
       context.failedBackAt !== undefined && now - (context.failedBackAt as number) < policy.maxFailedOverMs,
+    inFailbackDwell:
+      context.failedBackAt !== undefined && now - (context.failedBackAt as number) < policy.failbackDwellMs,
     probeSuccesses: context.probeSuccesses,
     // A timer's start matters up to the longest timer: passTime moves `now` to at least its end.
     timerAge: Math.min(now - (context.timerFrom as number), policy.maxFailedOverMs),
@@ -178,6 +192,7 @@ export const failoverMonitor = {
           policy,
           e.at,
           e.failureClass,
+          context.failedBackAt as number | undefined,
         );
       if (!criterion || (context.origins as readonly unknown[]).length < 2)
         return fail('failed over without a counted primary failure that trips a criterion');

@@ -32,6 +32,10 @@ export const defaultPolicy: Readonly<Policy> = deepFreeze<Policy>({
     probeSuccesses: 3,
     probeIntervalMs: 5_000,
     probeTimeoutMs: 5_000,
+    reprobeAfterMs: 5_000,
+    reprobeJitter: 'equal',
+    failbackDwellMs: 30_000,
+    dwellFailoverAfter: 10,
   },
   durable: {
     backoff: 'exponential',

@@ -23,7 +23,8 @@ export interface DefinePolicyOptions {
  *   `undefined` counts as left out.
  * - A default never breaks a limit you set: a duration you leave out shrinks to fit under the one you set
  *   (`{ budgetMs: 2000 }` gives `timeouts.attemptMs` 2000 and `timeouts.connectMs` 2000; `{ backoff: { maxMs:
- *   100 } }` gives `backoff.initialMs` 100). A value you set is never changed.
+ *   100 } }` gives `backoff.initialMs` 100), and a count that must be at least another grows to it
+ *   (`{ health: { failoverAfter: 20 } }` gives `health.dwellFailoverAfter` 20). A value you set is never changed.
  * - Every problem is collected, then thrown as one `PolicyError` naming each bad field by path:
  *   `policy.backoff.initialMs: expected a number >= 0, got -1`. docs/policy.md lists the rules.
  * - The result is a new object, deeply frozen; arrays are copied, never the caller's. Passing a complete
@@ -52,9 +53,14 @@ export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions =
     const keys = path.split('.');
     const fallback = read(defaultPolicy, keys);
     const limit = limits[path];
+    const floor = floors[path];
     return (
       (isInvalid(path) ? undefined : read(raw, keys)) ??
-      (limit ? Math.min(fallback as number, valueAt(limit) as number) : fallback)
+      (limit
+        ? Math.min(fallback as number, valueAt(limit) as number)
+        : floor
+          ? Math.max(fallback as number, valueAt(floor) as number)
+          : fallback)
     );
   };
   const named = (path: string) => toDotPath(prefix, path.split('.'));
@@ -72,6 +78,8 @@ export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions =
   };
   for (const [path, limit] of Object.entries(limits))
     check(path, limit, (valueAt(path) as number) > (valueAt(limit) as number), 'not exceed');
+  for (const [path, floor] of Object.entries(floors))
+    check(path, floor, (valueAt(path) as number) < (valueAt(floor) as number), 'not be below');
   const attemptHeader = valueAt('attemptHeader') as string | false;
   check(
     'attemptHeader',
@@ -110,7 +118,16 @@ const limits: Readonly<Record<string, string>> = {
   'backoff.initialMs': 'backoff.maxMs',
   'health.suspectAfter': 'health.failoverAfter',
   'health.minFailedOverMs': 'health.maxFailedOverMs',
+  'health.reprobeAfterMs': 'health.maxFailedOverMs',
   'durable.initialMs': 'durable.maxMs',
+};
+
+/**
+ * The linked counts: each one's floor. A value the caller set below its floor is refused; a default grows to
+ * the floor in effect (`{ health: { failoverAfter: 20 } }` gives `dwellFailoverAfter` 20).
+ */
+const floors: Readonly<Record<string, string>> = {
+  'health.dwellFailoverAfter': 'health.failoverAfter',
 };
 
 /** The value at `keys` in an object, or `undefined`. */

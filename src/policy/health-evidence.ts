@@ -72,16 +72,34 @@ export function addOutcome(
 }
 
 /**
+ * Whether `now` is within the failback dwell: less than `failbackDwellMs` after the last failback
+ * (`failedBackAt`, `undefined` before any).
+ */
+export function inFailbackDwell(
+  policy: HealthPolicy,
+  now: number,
+  failedBackAt: number | undefined,
+): boolean {
+  return failedBackAt !== undefined && now - failedBackAt < policy.failbackDwellMs;
+}
+
+/**
  * The criterion that fails traffic over, if any, given the evidence after a counted failure of class
- * `failureClass`: a TLS failure at once, then consecutive failures, then the failure ratio.
+ * `failureClass`: a TLS failure at once, then consecutive failures, then the failure ratio. Within the failback
+ * dwell (`failedBackAt` is the last failback) only a TLS failure or `dwellFailoverAfter` consecutive failures
+ * do: a primary that fails a share of its requests keeps the traffic that just came back to it, one that is
+ * down again does not.
  */
 export function failoverCriterion(
   evidence: PrimaryEvidence,
   policy: HealthPolicy,
   now: number,
   failureClass: FailureClass,
+  failedBackAt: number | undefined,
 ): HealthCriterion | undefined {
   if (failureClass === 'tls') return 'tls';
+  if (inFailbackDwell(policy, now, failedBackAt))
+    return evidence.consecutiveFailures >= policy.dwellFailoverAfter ? 'consecutive-failures' : undefined;
   if (evidence.consecutiveFailures >= policy.failoverAfter) return 'consecutive-failures';
   const { total, failures } = windowCounts(evidence.window, policy.windowMs, now);
   return total >= policy.minRequests && failures / total >= policy.failureRatio ? 'failure-ratio' : undefined;

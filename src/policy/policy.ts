@@ -150,14 +150,43 @@ export interface HealthPolicy {
   /** Outcomes needed in the window before `failureRatio` is judged. @default 10 */
   minRequests: number;
   /**
-   * The least time traffic stays failed over before the primary is probed. It doubles after each failed
-   * probe and on each failover within `maxFailedOverMs` of a failback, up to `maxFailedOverMs` (Envoy's
-   * growing ejection time); a failover after the primary stayed up longer starts again from this value.
+   * The least time traffic stays failed over before the primary is first probed. It doubles on each failover
+   * within `maxFailedOverMs` of a failback, up to `maxFailedOverMs` (Envoy's growing ejection time), so a
+   * flapping primary is given longer and longer to settle; a failover after the primary stayed up longer starts
+   * again from this value.
    * @default 30000
    */
   minFailedOverMs: number;
-  /** The longest failed-over wait. Must be >= `minFailedOverMs`. @default 300000 */
+  /** The longest failed-over wait. Must be >= `minFailedOverMs` and `reprobeAfterMs`. @default 300000 */
   maxFailedOverMs: number;
+  /**
+   * After a failed probe, traffic stays failed over this long before the next probe; each further failed probe
+   * in a row doubles it, up to `maxFailedOverMs`, and `reprobeJitter` spreads it, so a fleet's clients find a
+   * recovered primary soon and not all at once (gRPC's connection backoff, AWS's "Exponential Backoff And
+   * Jitter"). Must be <= `maxFailedOverMs`.
+   * @default 5000
+   */
+  reprobeAfterMs: number;
+  /**
+   * How the wait after a failed probe is randomised: `equal` waits half of it plus a random part of the other
+   * half, `full` a random part of all of it, `none` all of it.
+   * @default 'equal'
+   */
+  reprobeJitter: 'equal' | 'full' | 'none';
+  /**
+   * After a failback, for this long the primary is left only on strong evidence (`dwellFailoverAfter` counted
+   * failures in a row, or a TLS failure); the failure ratio is not judged. Failing back and over again within
+   * one failover dwell is flapping; a primary that is down again is still left after `dwellFailoverAfter`
+   * failures. `0` turns it off.
+   * @default 30000
+   */
+  failbackDwellMs: number;
+  /**
+   * Counted failures of the primary in a row that fail traffic over within `failbackDwellMs` of a failback.
+   * Must be >= `failoverAfter`; when not set, it is at least `failoverAfter`.
+   * @default 10
+   */
+  dwellFailoverAfter: number;
   /** Consecutive successful probes of the primary that fail traffic back to it. @default 3 */
   probeSuccesses: number;
   /** The wait between two probes while probing failback. @default 5000 */

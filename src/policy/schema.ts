@@ -186,6 +186,10 @@ export const policyInputSchema = group({
       probeSuccesses: count,
       probeIntervalMs: positiveMs,
       probeTimeoutMs: positiveMs,
+      reprobeAfterMs: positiveMs,
+      reprobeJitter: z.optional(oneOf(['equal', 'full', 'none'])),
+      failbackDwellMs: waitMs,
+      dwellFailoverAfter: count,
     }),
   ),
   durable: z.optional(

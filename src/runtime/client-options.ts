@@ -149,7 +149,10 @@ export interface FailoverClientOptions {
   outboxOwner?: string;
   /** How the primary is probed before failback (docs/failover.md). */
   probe?: ProbeOption;
-  /** Randomness for backoff jitter, in [0, 1). @default Math.random */
+  /**
+   * Randomness for jitter, in [0, 1): the backoff between attempts, and the seed of the health machine's jitter
+   * (the wait after a failed probe). @default Math.random
+   */
   random?: () => number;
   /**
    * Makes keys for `idempotencyKey: 'auto'` and for durable requests (their key and outbox entry id): give it

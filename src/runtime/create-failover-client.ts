@@ -166,6 +166,9 @@ function createClient(
     connectivity,
     runner,
     holds,
+    // The health machine's jitter (the wait after a failed probe) draws from its own seed, taken once from the
+    // client's randomness, so that a fleet's clients spread apart and a seeded client repeats exactly.
+    seed: Math.floor((options.random ?? Math.random)() * 4_294_967_296),
     probe: createProbe(options.probe, { transport, clock, policy, originOf, isOffline, holds }),
     onChange: (change, active) => {
       if (telemetry) telemetry.healthChanged(change.from, change.to, active, change.at);

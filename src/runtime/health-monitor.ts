@@ -61,6 +61,8 @@ export function createHealthMonitor(options: {
   runner: MachineRunner;
   /** The client's server holds (issue 14). */
   holds: ServerHolds;
+  /** The seed of the health machine's jitter (`OriginHealthInput.seed`). */
+  seed?: number | undefined;
 }): HealthMonitor {
   const { clock, connectivity, holds } = options;
   const probes = probeAcrossChange(options.probe);
@@ -82,6 +84,7 @@ export function createHealthMonitor(options: {
       policy: options.policy,
       now: clock.now(),
       online: connectivity?.current() !== 'offline',
+      seed: options.seed,
     },
     clock,
     actors: { probe: probes.probe },

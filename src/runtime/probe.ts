@@ -1,6 +1,7 @@
 import type { ProbeInput, ProbeOutput } from '../../machines/origin-health/origin-health.types.js';
 import type { Clock } from '../clock/clock.js';
 import { failureClassOfPhase } from '../policy/classify-failure.js';
+import { parseRetryAfter } from '../policy/retry-after.js';
 import type { Policy } from '../policy/policy.js';
 import type { Transport } from '../transports/transport.js';
 import type { ProbeOption } from './client-options.js';
@@ -26,7 +27,7 @@ export function createProbe(
   },
 ): (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput> {
   const { transport, clock, policy, originOf, isOffline, holds } = deps;
-  const probe = makeProbe(option, transport, clock, policy, originOf);
+  const probe = makeProbe(option, transport, clock, policy, originOf, holds);
   // Rule 6: nothing is sent while offline. The machine takes an `offline` probe as telling nothing.
   return (input, signal) =>
     isOffline()
@@ -49,6 +50,7 @@ function makeProbe(
   clock: Clock,
   policy: Policy,
   originOf: (id: string) => ResolvedOrigin,
+  holds: ServerHolds,
 ): (input: ProbeInput, signal: AbortSignal) => Promise<ProbeOutput> {
   if (typeof option === 'function') {
     return async ({ origin }, signal) => {
@@ -79,6 +81,21 @@ function makeProbe(
     const at = clock.now();
     if (result.kind === 'error') return { ok: false, failureClass: failureClassOfPhase(result.phase), at };
     const { status } = result.response;
+    // A probe told to wait (429/503 with Retry-After) holds the origin like any attempt (issue 14): no probe
+    // and no attempt goes to it before then, however soon the health machine's next probe would come.
+    const retryAfterMs = parseRetryAfter(result.response.headers.get('retry-after'), at);
+    if (retryAfterMs !== undefined)
+      holds.note(
+        {
+          class: status === 429 ? 'rate-limited' : 'unavailable',
+          requestSent: 'yes',
+          origin,
+          status,
+          retryAfterMs,
+          message: `probe answered ${status}`,
+        },
+        at,
+      );
     return { ok: status < 500 && status !== 429, at };
   };
 }

@@ -116,6 +116,10 @@ export const healthPolicyArb: fc.Arbitrary<Partial<HealthPolicy>> = fc
     probeSuccesses: fc.integer({ min: 1, max: 3 }),
     probeIntervalMs: fc.integer({ min: 1, max: 100 }),
     probeTimeoutMs: fc.integer({ min: 1, max: 100 }),
+    reprobeAfterMs: fc.integer({ min: 1, max: 300 }),
+    reprobeJitter: fc.constantFrom('equal' as const, 'full' as const, 'none' as const),
+    failbackDwellMs: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 300 })),
+    dwellFailoverExtra: fc.integer({ min: 0, max: 3 }),
   })
   .map((p) => ({
     suspectAfter: p.suspectAfter,
@@ -129,4 +133,8 @@ export const healthPolicyArb: fc.Arbitrary<Partial<HealthPolicy>> = fc
     probeSuccesses: p.probeSuccesses,
     probeIntervalMs: p.probeIntervalMs,
     probeTimeoutMs: p.probeTimeoutMs,
+    reprobeAfterMs: Math.min(p.reprobeAfterMs, p.minFailedOverMs + p.maxFailedOverExtra),
+    reprobeJitter: p.reprobeJitter,
+    failbackDwellMs: p.failbackDwellMs,
+    dwellFailoverAfter: p.suspectAfter + p.failoverExtra + p.dwellFailoverExtra,
   }));

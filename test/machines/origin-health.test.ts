@@ -27,6 +27,7 @@ function start(
     origins?: HealthOrigin[];
     health?: PolicyInput['health'];
     probeResults?: (Omit<ProbeOutput, 'at'> | 'hang')[];
+    seed?: number;
   } = {},
 ) {
   const clock = simulatedClock();
@@ -51,7 +52,7 @@ function start(
     },
   });
   const actor = createActor(machine, {
-    input: { origins: options.origins ?? twoOrigins, policy, now: clock.now() },
+    input: { origins: options.origins ?? twoOrigins, policy, now: clock.now(), seed: options.seed },
     clock,
   });
   const changes: HealthChanged[] = [];
@@ -157,21 +158,100 @@ describe('originHealthMachine', () => {
     expect(clock.pending()).toBe(0);
   });
 
-  it('a failed probe sends it back to failedOver for twice as long, capped at maxFailedOverMs', async () => {
-    const { clock, state, fail, probes } = start({
-      probeResults: [{ ok: false }, { ok: true }, { ok: false }, 'hang', { ok: false }],
+  it('a failed probe sends it back to failedOver for reprobeAfterMs, doubled by each failed probe in a row, capped at maxFailedOverMs', async () => {
+    const { clock, state, fail, probes, changes } = start({
+      health: { reprobeAfterMs: 2000, reprobeJitter: 'none' },
+      probeResults: [{ ok: false }, { ok: true }, { ok: false }, 'hang', { ok: false }, { ok: false }],
     });
     fail('tls');
     await clock.increment(1000); // probe at 1000 fails: wait 2000
     await clock.increment(2000); // probe at 3000 ok, 3100 fails: wait 4000
     await clock.increment(100);
     expect(state()).toBe('failedOver');
-    await clock.increment(4000); // probe at 7100 hangs: times out at 7150, wait 8000 (capped)
+    await clock.increment(4000); // probe at 7100 hangs: times out at 7150, wait 8000
     await clock.increment(50);
     expect(state()).toBe('failedOver');
-    await clock.increment(8000); // probe at 15150 fails: the wait stays at the cap
-    await clock.increment(8000);
-    expect(probes).toEqual([1000, 3000, 3100, 7100, 15_150, 23_150]);
+    await clock.increment(8000); // probe at 15150 fails: 16000, capped at 8000
+    await clock.increment(8000); // probe at 23150 fails: still 8000
+    await clock.increment(8000); // probe at 31150 ok, then 31250 and 31350: failed back
+    await clock.increment(200);
+    expect(probes).toEqual([1000, 3000, 3100, 7100, 15_150, 23_150, 31_150, 31_250, 31_350]);
+    expect(state()).toBe('healthy');
+    expect(changes.filter((c) => c.criterion === 'probe-failed')).toHaveLength(5);
+  });
+
+  it('spreads the wait after a failed probe by its jitter, drawn from the seed: equal jitter waits half of it and more', async () => {
+    /** The waits after five failed probes in a row, for one seed. */
+    const waits = async (seed: number, jitter: 'equal' | 'full') => {
+      const { clock, fail, probes } = start({
+        seed,
+        health: { reprobeAfterMs: 1000, reprobeJitter: jitter, maxFailedOverMs: 8000 },
+        probeResults: Array.from({ length: 6 }, () => ({ ok: false })),
+      });
+      fail('tls');
+      for (let i = 0; i < 40; i++) await clock.increment(1000);
+      return probes.slice(1, 6).map((at, k) => at - probes[k]!);
+    };
+    const bases = [1000, 2000, 4000, 8000, 8000];
+    const seeds = [1, 2, 3, 4, 5, 6, 7, 8];
+    const equal = await Promise.all(seeds.map((seed) => waits(seed, 'equal')));
+    for (const run of equal)
+      run.forEach((wait, k) => {
+        expect(wait).toBeGreaterThanOrEqual(bases[k]! / 2);
+        expect(wait).toBeLessThanOrEqual(bases[k]!);
+      });
+    const full = await Promise.all(seeds.map((seed) => waits(seed, 'full')));
+    for (const run of full) run.forEach((wait, k) => expect(wait).toBeLessThanOrEqual(bases[k]!));
+    // The same seed waits the same; different seeds spread apart.
+    expect(await waits(3, 'equal')).toEqual(equal[2]);
+    expect(new Set(equal.map((run) => run[0])).size).toBeGreaterThan(4);
+    expect(new Set(full.map((run) => run[0])).size).toBeGreaterThan(4);
+  });
+
+  it('within failbackDwellMs of a failback, a share of failures keeps traffic on the primary; after it, they fail over', async () => {
+    const { clock, state, fail, succeed, changes } = start({
+      health: { failbackDwellMs: 3000, failoverAfter: 3, dwellFailoverAfter: 6, minRequests: 4 },
+    });
+    fail('tls');
+    await clock.increment(1200); // failed back at 1200
+    expect(state()).toBe('healthy');
+    // Half the primary's answers fail, two in a row at most: the ratio (0.5 of >= 4) would fail over.
+    for (let i = 0; i < 10; i++) {
+      fail();
+      fail();
+      succeed();
+      await clock.increment(250);
+    }
+    expect(clock.now()).toBe(3700); // 2500 ms after the failback
+    expect(['healthy', 'suspect']).toContain(state());
+    await clock.increment(500); // the dwell is over at 4200
+    fail();
+    expect(state()).toBe('failedOver');
+    expect(changes.at(-1)).toMatchObject({ to: 'failedOver', criterion: 'failure-ratio', at: 4200 });
+  });
+
+  it('within failbackDwellMs of a failback, a primary that is down again is left after dwellFailoverAfter failures in a row', async () => {
+    const { clock, state, fail, choose, changes } = start({
+      health: { failbackDwellMs: 30_000, failoverAfter: 3, dwellFailoverAfter: 6 },
+    });
+    fail('tls');
+    await clock.increment(1200); // failed back at 1200
+    for (let i = 0; i < 5; i++) fail('connect');
+    expect(state()).toBe('suspect');
+    expect(choose()).toBe('primary');
+    fail('connect');
+    expect(state()).toBe('failedOver');
+    expect(choose()).toBe('backup');
+    expect(changes.at(-1)).toMatchObject({ to: 'failedOver', criterion: 'consecutive-failures', at: 1200 });
+  });
+
+  it('within failbackDwellMs of a failback, a TLS failure still fails over at once', async () => {
+    const { clock, state, fail } = start({ health: { failbackDwellMs: 30_000 } });
+    fail('tls');
+    await clock.increment(1200);
+    expect(state()).toBe('healthy');
+    fail('tls');
+    expect(state()).toBe('failedOver');
   });
 
   it('a probe from an offline device is neither success nor failure', async () => {

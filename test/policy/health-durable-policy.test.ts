@@ -27,6 +27,10 @@ describe('policy.health and policy.durable', () => {
       probeSuccesses: 3,
       probeIntervalMs: 5_000,
       probeTimeoutMs: 5_000,
+      reprobeAfterMs: 5_000,
+      reprobeJitter: 'equal',
+      failbackDwellMs: 30_000,
+      dwellFailoverAfter: 10,
     });
     expect(definePolicy().durable).toEqual({
       backoff: 'exponential',
@@ -55,6 +59,25 @@ describe('policy.health and policy.durable', () => {
     [{ health: { minRequests: 2.5 } }, 'policy.health.minRequests: expected an integer, got 2.5'],
     [{ health: { probeTimeoutMs: 0 } }, 'policy.health.probeTimeoutMs: expected a number > 0, got 0'],
     [{ health: { probes: 3 } }, 'policy.health.probes: unknown option'],
+    [{ health: { reprobeAfterMs: 0 } }, 'policy.health.reprobeAfterMs: expected a number > 0, got 0'],
+    [
+      { health: { reprobeJitter: 'decorrelated' } },
+      'policy.health.reprobeJitter: expected "equal", "full" or "none", got "decorrelated"',
+    ],
+    [{ health: { failbackDwellMs: -1 } }, 'policy.health.failbackDwellMs: expected a number >= 0, got -1'],
+    [{ health: { failbackDwellMs: 1.5 } }, 'policy.health.failbackDwellMs: expected an integer, got 1.5'],
+    [
+      { health: { dwellFailoverAfter: 0 } },
+      'policy.health.dwellFailoverAfter: expected a number >= 1, got 0',
+    ],
+    [
+      { health: { failoverAfter: 5, dwellFailoverAfter: 4 } },
+      'policy.health.dwellFailoverAfter: must not be below policy.health.failoverAfter (5), got 4',
+    ],
+    [
+      { health: { reprobeAfterMs: 60_000, maxFailedOverMs: 30_000 } },
+      'policy.health.reprobeAfterMs: must not exceed policy.health.maxFailedOverMs (30000), got 60000',
+    ],
     [
       { durable: { backoff: 'fibonacci' } },
       'policy.durable.backoff: expected "exponential" or "linear", got "fibonacci"',
@@ -84,6 +107,19 @@ describe('policy.health and policy.durable', () => {
     expect(definePolicy({ health: { failoverAfter: 1 } }).health.suspectAfter).toBe(1);
     expect(definePolicy({ health: { maxFailedOverMs: 10_000 } }).health.minFailedOverMs).toBe(10_000);
     expect(definePolicy({ durable: { maxMs: 5_000 } }).durable.initialMs).toBe(5_000);
+    expect(definePolicy({ health: { maxFailedOverMs: 3_000 } }).health.reprobeAfterMs).toBe(3_000);
+  });
+
+  it('raises dwellFailoverAfter, left out, to a failoverAfter you set above it', () => {
+    expect(definePolicy({ health: { failoverAfter: 20 } }).health.dwellFailoverAfter).toBe(20);
+    expect(definePolicy({ health: { failoverAfter: 3 } }).health.dwellFailoverAfter).toBe(10);
+    expect(
+      definePolicy({ health: { failoverAfter: 3, dwellFailoverAfter: 3 } }).health.dwellFailoverAfter,
+    ).toBe(3);
+  });
+
+  it('accepts failbackDwellMs 0, which turns the dwell off', () => {
+    expect(definePolicy({ health: { failbackDwellMs: 0 } }).health.failbackDwellMs).toBe(0);
   });
 
   it('still words the jitter choices as before', () => {

@@ -6,6 +6,7 @@ import {
   addOutcome,
   countsAgainstOrigin,
   failoverCriterion,
+  inFailbackDwell,
   noEvidence,
 } from '../../src/policy/health-evidence.js';
 
@@ -81,42 +82,93 @@ describe('failoverCriterion', () => {
   };
 
   it('fails over at once on a TLS failure', () => {
-    expect(failoverCriterion(failures(1), health, 1, 'tls')).toBe('tls');
+    expect(failoverCriterion(failures(1), health, 1, 'tls', undefined)).toBe('tls');
   });
 
   it('fails over after failoverAfter consecutive failures, not before', () => {
-    expect(failoverCriterion(failures(2), health, 2, 'connect')).toBeUndefined();
-    expect(failoverCriterion(failures(3), health, 3, 'connect')).toBe('consecutive-failures');
+    expect(failoverCriterion(failures(2), health, 2, 'connect', undefined)).toBeUndefined();
+    expect(failoverCriterion(failures(3), health, 3, 'connect', undefined)).toBe('consecutive-failures');
   });
 
   it('fails over on the failure ratio once the window holds minRequests outcomes', () => {
     let evidence = noEvidence;
     // fail, ok, fail: 2 of 3, but fewer than minRequests.
     for (const failed of [true, false, true]) evidence = addOutcome(evidence, health, 10, failed);
-    expect(failoverCriterion(evidence, health, 10, 'unavailable')).toBeUndefined();
+    expect(failoverCriterion(evidence, health, 10, 'unavailable', undefined)).toBeUndefined();
     evidence = addOutcome(evidence, health, 11, false);
     evidence = addOutcome(evidence, health, 12, true);
     // 3 failures of 5 >= 0.5, never more than 1 in a row.
     expect(evidence.consecutiveFailures).toBe(1);
-    expect(failoverCriterion(evidence, health, 12, 'unavailable')).toBe('failure-ratio');
+    expect(failoverCriterion(evidence, health, 12, 'unavailable', undefined)).toBe('failure-ratio');
   });
 
   it('fails over on a ratio exactly failureRatio, with exactly minRequests outcomes', () => {
     let evidence = noEvidence;
     // ok, fail, ok, fail: 2 of 4 = 0.5, and 4 = minRequests; never 3 failures in a row.
     for (const failed of [false, true, false, true]) evidence = addOutcome(evidence, health, 20, failed);
-    expect(failoverCriterion(evidence, health, 20, 'server-error')).toBe('failure-ratio');
+    expect(failoverCriterion(evidence, health, 20, 'server-error', undefined)).toBe('failure-ratio');
   });
 
   it('does not fail over on a ratio below failureRatio, however many outcomes', () => {
     let evidence = noEvidence;
     // ok, ok, ok, fail: 1 of 4 = 0.25.
     for (const failed of [false, false, false, true]) evidence = addOutcome(evidence, health, 20, failed);
-    expect(failoverCriterion(evidence, health, 20, 'server-error')).toBeUndefined();
+    expect(failoverCriterion(evidence, health, 20, 'server-error', undefined)).toBeUndefined();
   });
 
   it('a success resets the consecutive count', () => {
     const evidence = addOutcome(failures(2), health, 5, false);
     expect(evidence).toMatchObject({ consecutiveFailures: 0, consecutiveSuccesses: 1 });
+  });
+});
+
+describe('failoverCriterion within the failback dwell', () => {
+  const { health } = definePolicy({
+    health: {
+      failoverAfter: 3,
+      dwellFailoverAfter: 6,
+      failbackDwellMs: 1_000,
+      failureRatio: 0.5,
+      minRequests: 4,
+      windowMs: 10_000,
+    },
+  });
+  /** The evidence after these outcomes (true: a failure), all at `at`. */
+  const outcomes = (failed: readonly boolean[], at: number) =>
+    failed.reduce((evidence, f) => addOutcome(evidence, health, at, f), noEvidence);
+  const failedBackAt = 5_000;
+
+  it('needs dwellFailoverAfter consecutive failures, not failoverAfter, until failbackDwellMs has passed', () => {
+    const five = outcomes([true, true, true, true, true], 5_500);
+    expect(failoverCriterion(five, health, 5_500, 'connect', failedBackAt)).toBeUndefined();
+    const six = addOutcome(five, health, 5_500, true);
+    expect(failoverCriterion(six, health, 5_500, 'connect', failedBackAt)).toBe('consecutive-failures');
+    // One millisecond before the dwell ends: still the dwell's count; at its end, failoverAfter again.
+    expect(failoverCriterion(five, health, 5_999, 'connect', failedBackAt)).toBeUndefined();
+    expect(failoverCriterion(five, health, 6_000, 'connect', failedBackAt)).toBe('consecutive-failures');
+  });
+
+  it('does not judge the failure ratio within the dwell, and does after it', () => {
+    // fail, ok, fail, ok, fail: 3 of 5 >= 0.5, never 2 in a row.
+    const evidence = outcomes([true, false, true, false, true], 5_500);
+    expect(failoverCriterion(evidence, health, 5_500, 'unavailable', failedBackAt)).toBeUndefined();
+    expect(failoverCriterion(evidence, health, 6_000, 'unavailable', failedBackAt)).toBe('failure-ratio');
+  });
+
+  it('still fails over at once on a TLS failure', () => {
+    expect(failoverCriterion(outcomes([true], 5_001), health, 5_001, 'tls', failedBackAt)).toBe('tls');
+  });
+
+  it('is off with failbackDwellMs 0', () => {
+    const off = definePolicy({ health: { failoverAfter: 3, failbackDwellMs: 0 } }).health;
+    const three = [true, true, true].reduce((e, f) => addOutcome(e, off, 5_000, f), noEvidence);
+    expect(inFailbackDwell(off, 5_000, 5_000)).toBe(false);
+    expect(failoverCriterion(three, off, 5_000, 'connect', 5_000)).toBe('consecutive-failures');
+  });
+
+  it('inFailbackDwell: never before any failback', () => {
+    expect(inFailbackDwell(health, 0, undefined)).toBe(false);
+    expect(inFailbackDwell(health, 5_999, failedBackAt)).toBe(true);
+    expect(inFailbackDwell(health, 6_000, failedBackAt)).toBe(false);
   });
 });

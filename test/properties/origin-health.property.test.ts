@@ -4,8 +4,11 @@
 // interval and the probe timeout) and probe results (success, failure, offline, rejection, or a hang until
 // the timeout), the REAL originHealthMachine, run with a simulated clock as the runtime runs it:
 //   - fails over, becomes suspect and recovers exactly when a reference model of the criteria says so;
-//   - never flaps: failovers from the primary are at least `minFailedOverMs` apart, and every failed-over
-//     period lasts at least the failed-over time in force (doubling on probe failures and quick re-failovers);
+//   - never flaps: failovers from the primary are at least `minFailedOverMs` apart, every failed-over
+//     period lasts exactly the failed-over time in force (the dwell, doubling on quick re-failovers; after a
+//     failed probe, `reprobeAfterMs` doubling with each failed probe in a row, capped, within its jitter's
+//     range), and within `failbackDwellMs` of a failback only a TLS failure or `dwellFailoverAfter` failures
+//     in a row fail over;
 //   - fails back only after the dwell and `probeSuccesses` successful probes in a row;
 //   - never sends traffic to a failed primary, a write to a reads-only origin, or anything to an ejected backup;
 //   - ignores failures that say nothing about the origin (offline, 429, 4xx, cancelled, anything while offline,
@@ -231,6 +234,12 @@ const reached = {
   criteria: new Set<HealthCriterion>(),
   /** `unexpected` failures online, without status, ignored only because they sent nothing (`requestSent: 'no'`). */
   unexpectedNothingSent: 0,
+  /** Failures within the failback dwell that the usual criteria would have failed over on, but did not. */
+  dwellHeld: 0,
+  /** Failovers within the failback dwell, on dwellFailoverAfter failures in a row. */
+  dwellFailovers: 0,
+  /** The most failed probes in a row after one failover (the wait grows with them). */
+  failedProbes: 0,
 };
 
 /** The only changes of state there are, and the criteria each may give. */
@@ -291,8 +300,12 @@ async function runScenario(scenario: Scenario): Promise<void> {
     primaryOutcomes: [] as { at: number; failed: boolean }[],
     consecutiveFailures: 0,
     consecutiveSuccesses: 0,
-    /** The failed-over time in force, by the documented rule (TSDoc of `minFailedOverMs`). */
+    /** The failed-over time in force, by the documented rule (TSDoc of `minFailedOverMs`, `reprobeAfterMs`). */
     failedOverMs: h.minFailedOverMs,
+    /** The dwell of the last failover: `minFailedOverMs`, doubled on a failover soon after a failback. */
+    failoverDwellMs: h.minFailedOverMs,
+    /** Failed probes in a row since the last failover. */
+    failedProbes: 0,
     failovers: 0,
     lastFailoverFromPrimaryAt: undefined as number | undefined,
     /** A probe rejected: it carries no time, so the machine's may lag the clock from then on (see the end). */
@@ -430,7 +443,11 @@ async function runScenario(scenario: Scenario): Promise<void> {
       if (last !== undefined && now - last < h.minFailedOverMs)
         fail(`failed over again ${now - last} ms after the last failover (< minFailedOverMs)`);
       const soon = model.failedBackAt !== undefined && now - model.failedBackAt < h.maxFailedOverMs;
-      model.failedOverMs = soon ? Math.min(model.failedOverMs * 2, h.maxFailedOverMs) : h.minFailedOverMs;
+      model.failoverDwellMs = soon
+        ? Math.min(model.failoverDwellMs * 2, h.maxFailedOverMs)
+        : h.minFailedOverMs;
+      model.failedOverMs = model.failoverDwellMs;
+      model.failedProbes = 0;
       model.lastFailoverFromPrimaryAt = now;
       model.enteredFailedOverAt = now;
       model.failovers += 1;
@@ -472,14 +489,24 @@ async function runScenario(scenario: Scenario): Promise<void> {
       }
     }
     if (sub === 'probingFailback.resting' && fromSub !== sub) model.restingSince = now;
+    // A failed probe: the wait before the next one grows from reprobeAfterMs with the failed probes in a row,
+    // capped, and lies in its jitter's range (the draw is the machine's own; its value is then the model's).
     if (from === 'probingFailback' && state === 'failedOver') {
-      model.failedOverMs = Math.min(model.failedOverMs * 2, h.maxFailedOverMs);
+      model.failedProbes += 1;
+      const base = Math.min(h.maxFailedOverMs, h.reprobeAfterMs * 2 ** (model.failedProbes - 1));
+      const low = h.reprobeJitter === 'none' ? base : h.reprobeJitter === 'equal' ? Math.floor(base / 2) : 1;
+      const waitMs = context.failedOverMs;
+      if (!Number.isInteger(waitMs) || waitMs < low || waitMs > Math.max(1, base))
+        fail(`after ${model.failedProbes} failed probe(s), a wait of ${waitMs} ms, not in [${low}, ${base}]`);
+      model.failedOverMs = waitMs;
       model.enteredFailedOverAt = now;
+      reached.failedProbes = Math.max(reached.failedProbes, model.failedProbes);
     }
-    // Failback: never before the dwell and probeSuccesses successful probes in a row.
+    // Failback: never before the failover's dwell and probeSuccesses successful probes in a row.
     if (from === 'probingFailback' && state === 'healthy') {
-      if (now - model.enteredFailedOverAt! < h.minFailedOverMs)
-        fail(`failed back ${now - model.enteredFailedOverAt!} ms after failing over (< minFailedOverMs)`);
+      const sinceFailover = now - model.lastFailoverFromPrimaryAt!;
+      if (sinceFailover < h.minFailedOverMs)
+        fail(`failed back ${sinceFailover} ms after failing over (< minFailedOverMs)`);
       if (model.okProbes < h.probeSuccesses)
         fail(`failed back after ${model.okProbes} successful probes, not ${h.probeSuccesses}`);
       model.failedBackAt = now;
@@ -551,17 +578,29 @@ async function runScenario(scenario: Scenario): Promise<void> {
       model.consecutiveFailures = outcome.ok ? 0 : model.consecutiveFailures + 1;
       model.consecutiveSuccesses = outcome.ok ? model.consecutiveSuccesses + 1 : 0;
       const backupsExist = origins.length > 1;
+      // Within failbackDwellMs of a failback, only a TLS failure or dwellFailoverAfter in a row fail over.
+      const inDwell = model.failedBackAt !== undefined && at - model.failedBackAt < h.failbackDwellMs;
       if (outcome.ok) {
         if (from === 'suspect' && model.consecutiveSuccesses >= h.recoverAfter)
           expected = { state: 'healthy', criterion: 'successes' };
       } else if (backupsExist && outcome.failureClass === 'tls') {
         expected = { state: 'failedOver', criterion: 'tls' };
-      } else if (backupsExist && model.consecutiveFailures >= h.failoverAfter) {
+      } else if (
+        backupsExist &&
+        model.consecutiveFailures >= (inDwell ? h.dwellFailoverAfter : h.failoverAfter)
+      ) {
         expected = { state: 'failedOver', criterion: 'consecutive-failures' };
-      } else if (backupsExist && failureRatioTrips(at)) {
+      } else if (backupsExist && !inDwell && failureRatioTrips(at)) {
         expected = { state: 'failedOver', criterion: 'failure-ratio' };
       } else if (from === 'healthy' && model.consecutiveFailures >= h.suspectAfter) {
         expected = { state: 'suspect', criterion: 'consecutive-failures' };
+      }
+      if (inDwell && !outcome.ok && backupsExist) {
+        // The dwell made a difference: it held traffic the usual criteria would have moved, or let it go.
+        const usual = model.consecutiveFailures >= h.failoverAfter || failureRatioTrips(at);
+        if (usual && expected.state !== 'failedOver') reached.dwellHeld += 1;
+        if (expected.criterion === 'consecutive-failures' && expected.state === 'failedOver')
+          reached.dwellFailovers += 1;
       }
     }
     let ejectionDue = false;
@@ -686,7 +725,7 @@ test.prop({ scenario: scenarioArb }, { numRuns: 500 })(
 // Each state and criterion is reached in at least ~15% of generated runs, so 500 runs missing one is
 // practically impossible (< 1e-30). Tests in a file run in order: this reads what the property reached; run
 // alone (`-t`), it generates the same runs itself (the same fixed seed, test/setup/fixed-seed.ts).
-test('the generated runs reach every state and every criterion, and unexpected failures that sent nothing', async () => {
+test('the generated runs reach every state and every criterion, unexpected failures that sent nothing, the failback dwell both ways and growing waits after failed probes', async () => {
   if (reached.states.size === 0)
     await fc.assert(fc.asyncProperty(scenarioArb, runScenario), { numRuns: 500 });
   expect([...reached.states].sort()).toEqual(['failedOver', 'healthy', 'probingFailback', 'suspect']);
@@ -700,6 +739,9 @@ test('the generated runs reach every state and every criterion, and unexpected f
     'tls',
   ]);
   expect(reached.unexpectedNothingSent).toBeGreaterThan(0);
+  expect(reached.dwellHeld).toBeGreaterThan(0);
+  expect(reached.dwellFailovers).toBeGreaterThan(0);
+  expect(reached.failedProbes).toBeGreaterThanOrEqual(3);
 }, 60_000);
 
 // ---------------------------------------------------------------------------------------------------------
@@ -766,6 +808,8 @@ test('a failover longer than maxFailedOverMs after a failback starts again from 
     minFailedOverMs: 100,
     maxFailedOverMs: 200,
     probeSuccesses: 1,
+    // No failback dwell: one failure fails over, as it did when this test was written.
+    failbackDwellMs: 0,
   });
   m.fail('primary', 'connect'); // failed over at 0
   await m.clock.increment(99);

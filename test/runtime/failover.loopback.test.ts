@@ -16,6 +16,7 @@ import {
   type SimulatedClock,
   type Transport,
 } from 'failwise';
+import { seededRandom } from '../../src/drill/seeded-random.js';
 import { useLoopback, type HandlerContext, type LoopbackServer } from '../helpers/loopback-server.js';
 
 // Failover end to end: the public client, real HTTP servers on 127.0.0.1 (one per origin), and a simulated
@@ -417,15 +418,20 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
     });
   });
 
-  describe('3. a failed probe sends traffic back to failedOver for twice as long', () => {
-    it('probes next after 2 x minFailedOverMs, then fails back on consecutive successes', async () => {
-      const t = await setup({ policy: oneAttempt });
+  describe('3. a failed probe sends traffic back to failedOver, for longer with each one in a row', () => {
+    /** Exact waits after failed probes (no jitter): reprobeAfterMs, doubled by each failed probe in a row. */
+    const noJitter = { ...oneAttempt, health: { reprobeJitter: 'none' } } as const;
+
+    it('probes next after reprobeAfterMs, then fails back on consecutive successes', async () => {
+      const t = await setup({ policy: noJitter });
       const { primary } = t.origins as Record<'primary' | 'backup', TestOrigin>;
+      const { reprobeAfterMs, probeIntervalMs } = defaultPolicy.health;
+      expect([reprobeAfterMs, probeIntervalMs]).toEqual([5_000, 5_000]);
       primary.behave = unavailable;
       for (let i = 0; i < 5; i++) await t.run({ path: '/items' });
 
       await t.advance(30_000);
-      // The probe at 30 s got a 503: back to failedOver, now for 60 s.
+      // The probe at 30 s got a 503: back to failedOver, now for reprobeAfterMs.
       expect(t.client.health()).toEqual({
         state: 'failedOver',
         activeOrigin: 'backup',
@@ -433,49 +439,74 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
         holdUntil: {},
       });
       primary.behave = up;
-      await t.advance(59_000);
+      await t.advance(4_000);
       const probes = () => primary.seen.filter((seen) => seen.method === 'HEAD').map((seen) => seen.at);
       expect(probes()).toEqual([30_000]);
       await t.advance(1_000);
-      expect(probes()).toEqual([30_000, 90_000]);
+      expect(probes()).toEqual([30_000, 35_000]);
       expect(t.client.health()).toEqual({
         state: 'probingFailback',
         activeOrigin: 'backup',
-        since: 90_000,
+        since: 35_000,
         holdUntil: {},
       });
       await t.advance(10_000);
-      expect(probes()).toEqual([30_000, 90_000, 95_000, 100_000]);
+      expect(probes()).toEqual([30_000, 35_000, 40_000, 45_000]);
       expect(t.client.health()).toEqual({
         state: 'healthy',
         activeOrigin: 'primary',
-        since: 100_000,
+        since: 45_000,
         holdUntil: {},
       });
       expect(t.changes.slice(2).map(({ from, to, criterion, at }) => [from, to, criterion, at])).toEqual([
         ['failedOver', 'probingFailback', 'min-failed-over-elapsed', 30_000],
         ['probingFailback', 'failedOver', 'probe-failed', 30_000],
-        ['failedOver', 'probingFailback', 'min-failed-over-elapsed', 90_000],
-        ['probingFailback', 'healthy', 'probes-succeeded', 100_000],
+        ['failedOver', 'probingFailback', 'min-failed-over-elapsed', 35_000],
+        ['probingFailback', 'healthy', 'probes-succeeded', 45_000],
       ]);
     });
 
-    it('keeps doubling the wait on each failed probe, up to maxFailedOverMs', async () => {
-      const t = await setup({ policy: { ...oneAttempt, health: { maxFailedOverMs: 100_000 } } });
+    it('doubles the wait on each failed probe in a row, up to maxFailedOverMs', async () => {
+      const t = await setup({
+        policy: { ...noJitter, health: { ...noJitter.health, maxFailedOverMs: 100_000 } },
+      });
       const { primary } = t.origins as Record<'primary' | 'backup', TestOrigin>;
       primary.behave = unavailable;
       for (let i = 0; i < 5; i++) await t.run({ path: '/items' });
       await t.advance(400_000, 5_000);
-      // Waits of 30, 60, 100 (120 capped), 100 s.
+      // The dwell of 30 s, then waits of 5, 10, 20, 40, 80, 100 (160 capped), 100 s.
       const probes = primary.seen.filter((seen) => seen.method === 'HEAD').map((seen) => seen.at);
-      expect(probes).toEqual([30_000, 90_000, 190_000, 290_000, 390_000]);
+      expect(probes).toEqual([30_000, 35_000, 45_000, 65_000, 105_000, 185_000, 285_000, 385_000]);
       expect(primary.seen.filter((seen) => seen.method === 'GET')).toHaveLength(5);
       expect(t.client.health()).toEqual({
         state: 'failedOver',
         activeOrigin: 'backup',
-        since: 390_000,
+        since: 385_000,
         holdUntil: {},
       });
+    });
+
+    it('with the default equal jitter, waits between half the wait and all of it, as the client’s seed draws', async () => {
+      /** The probes' times of one client whose randomness starts from `seed`. */
+      const probesOf = async (seed: number) => {
+        const t = await setup({ policy: oneAttempt, random: seededRandom(seed) });
+        const { primary } = t.origins as Record<'primary' | 'backup', TestOrigin>;
+        primary.behave = unavailable;
+        for (let i = 0; i < 5; i++) await t.run({ path: '/items' });
+        await t.advance(100_000, 500);
+        return primary.seen.filter((seen) => seen.method === 'HEAD').map((seen) => seen.at);
+      };
+      const runs = [await probesOf(1), await probesOf(2)];
+      for (const probes of runs) {
+        expect(probes[0]).toBe(30_000);
+        // Waits of 5, 10, 20, 40 s before jitter: each in [half, all], to the 500 ms step of the clock.
+        [5_000, 10_000, 20_000].forEach((base, k) => {
+          const wait = probes[k + 1]! - probes[k]!;
+          expect(wait).toBeGreaterThanOrEqual(base / 2);
+          expect(wait).toBeLessThanOrEqual(base + 500);
+        });
+      }
+      expect(runs[0]).not.toEqual(runs[1]);
     });
   });
 
@@ -853,6 +884,79 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       await t.advance(60_000);
       expect(primary.seen.filter((seen) => seen.method === 'HEAD')).toEqual([]);
       expect(t.client.health().state).not.toBe('healthy');
+    });
+  });
+
+  describe('9. the failback dwell: no flapping back to the backup, no staying on a dead primary', () => {
+    /** Fails over on five 503s, then fails back on the probes at 30, 35 and 40 s. */
+    async function failOverAndBack(t: Setup) {
+      const { primary } = t.origins as Record<'primary' | 'backup', TestOrigin>;
+      primary.behave = unavailable;
+      for (let i = 0; i < 5; i++) await t.run({ path: '/items' });
+      primary.behave = up;
+      await t.advance(40_000);
+      expect(t.changes.at(-1)).toMatchObject({ to: 'healthy', criterion: 'probes-succeeded', at: 40_000 });
+    }
+    /** Every other request gets a 503: half fail, never two in a row. */
+    const everyOther = (): Behaviour => {
+      let n = 0;
+      return (context) => (n++ % 2 === 0 ? unavailable(context) : up(context));
+    };
+
+    it('keeps traffic on a primary that fails half its requests within failbackDwellMs of the failback, and leaves it after', async () => {
+      const t = await setup({ policy: oneAttempt });
+      const { primary, backup } = t.origins as Record<'primary' | 'backup', TestOrigin>;
+      const { failbackDwellMs, failureRatio, minRequests } = defaultPolicy.health;
+      expect([failbackDwellMs, failureRatio, minRequests]).toEqual([30_000, 0.5, 10]);
+      await failOverAndBack(t);
+      const backupBefore = backup.seen.length;
+      primary.behave = everyOther();
+      // 20 reads in the dwell, one a second: 10 of 20 failed, which the failure ratio alone would fail over on.
+      for (let i = 0; i < 20; i++) {
+        expect(await t.run({ path: '/items' })).toMatchObject({ origin: 'primary' });
+        await t.advance(1_000);
+      }
+      expect(t.client.health().activeOrigin).toBe('primary');
+      expect(backup.seen).toHaveLength(backupBefore);
+      // After the dwell (70 s), the same answers fail traffic over on the failure ratio.
+      await t.advance(70_000 - t.clock.now());
+      for (let i = 0; i < 4 && t.client.health().state !== 'failedOver'; i++) await t.run({ path: '/items' });
+      expect(t.changes.at(-1)).toMatchObject({ to: 'failedOver', criterion: 'failure-ratio' });
+      expect(t.changes.at(-1)!.at).toBeGreaterThanOrEqual(70_000);
+    });
+
+    it('leaves a primary that is down again right after the failback after dwellFailoverAfter failures in a row', async () => {
+      const t = await setup({ policy: oneAttempt });
+      const { primary } = t.origins as Record<'primary' | 'backup', TestOrigin>;
+      const { dwellFailoverAfter } = defaultPolicy.health;
+      expect(dwellFailoverAfter).toBe(10);
+      await failOverAndBack(t);
+      const before = primary.seen.length;
+      primary.behave = unavailable;
+      for (let i = 0; i < dwellFailoverAfter - 1; i++)
+        expect(await t.run({ path: '/items' })).toMatchObject({ status: 'failed', origin: 'primary' });
+      expect(t.client.health().activeOrigin).toBe('primary');
+      expect(await t.run({ path: '/items' })).toMatchObject({ status: 'failed', origin: 'primary' });
+      expect(t.client.health()).toMatchObject({ state: 'failedOver', activeOrigin: 'backup' });
+      expect(t.changes.at(-1)).toMatchObject({
+        to: 'failedOver',
+        criterion: 'consecutive-failures',
+        at: 40_000,
+      });
+      expect(primary.seen.length - before).toBe(dwellFailoverAfter);
+      expect(await t.run({ path: '/items' })).toMatchObject({ status: 'succeeded', origin: 'backup' });
+      // A failover so soon after a failback: the next dwell on the backup is twice as long (60 s); the probe
+      // then meets the 503 and the wait after it is reprobeAfterMs, jittered.
+      await t.advance(59_000);
+      expect(primary.seen.filter((seen) => seen.method === 'HEAD' && seen.at > 40_000)).toEqual([]);
+      await t.advance(1_000);
+      expect(primary.seen.filter((seen) => seen.method === 'HEAD' && seen.at > 40_000)).toMatchObject([
+        { at: 100_000 },
+      ]);
+      expect(t.changes.slice(-2).map(({ to, criterion, at }) => [to, criterion, at])).toEqual([
+        ['probingFailback', 'min-failed-over-elapsed', 100_000],
+        ['failedOver', 'probe-failed', 100_000],
+      ]);
     });
   });
 });

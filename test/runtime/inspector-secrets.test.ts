@@ -251,6 +251,7 @@ describe('inspection and secrets (CONTRACT rule 9)', () => {
       'policy.backoff.jitter: string',
       'policy.idempotency.header: string',
       'policy.attemptHeader: string',
+      'policy.health.reprobeJitter: string',
       'policy.durable.backoff: string',
       'policy.durable.order: string',
     ]);

@@ -159,6 +159,47 @@ describe('server holds (issue 14)', () => {
     ).toEqual([30_010]);
     await h.client.close();
   });
+
+  it('holds the origin when a probe is answered 429 with a Retry-After: no probe before it ends', async () => {
+    // The primary refuses connections until the probes begin, answers the first probe 429 Retry-After: 20, then
+    // 200; the wait after a failed probe (5 s at most, no jitter here) is shorter than the hold.
+    const clock = simulatedClock();
+    let probes = 0;
+    const transport = routedTransport(clock, (request: TransportRequest) => {
+      const probe = request.method === 'HEAD';
+      if (request.url.startsWith(PRIMARY) && !probe)
+        return {
+          result: { kind: 'error', phase: 'connect', requestSent: 'no', message: 'refused' },
+          latencyMs: 1,
+        };
+      if (probe && probes++ === 0)
+        return { result: { kind: 'response', response: busy(429, '20').response }, latencyMs: 10 };
+      return { result: { kind: 'response', response: new Response(null, { status: 200 }) }, latencyMs: 10 };
+    });
+    const client = createFailoverClient({
+      origins: both,
+      clock,
+      transport,
+      random: () => 0.5,
+      policy: { attempts: { max: 1 }, health: { reprobeJitter: 'none' } },
+    });
+    for (let i = 0; i < 5; i++) await Promise.all([client.request({ path: '/a' }), clock.increment(10)]);
+    expect(client.health().state).toBe('failedOver');
+    await clock.increment(30_100);
+    // The first probe was answered 429 Retry-After: 20: the primary is held for 20 s from its answer.
+    const first = transport.calls.find((call) => call.request.method === 'HEAD')!;
+    const held = first.answeredAt! + 20_000;
+    expect(client.health().holdUntil).toEqual({ primary: held });
+    await clock.runAll(120_000);
+    const probeTimes = transport.calls
+      .filter((call) => call.request.method === 'HEAD')
+      .map((call) => call.sentAt);
+    // Before this fix the next probe went out reprobeAfterMs (5 s) after the first, inside the hold.
+    expect(probeTimes.filter((at) => at > first.sentAt && at < held)).toEqual([]);
+    expect(probeTimes.length).toBeGreaterThan(3);
+    expect(client.health().state).toBe('healthy');
+    await client.close();
+  });
 });
 
 describe('holdUntilOf', () => {

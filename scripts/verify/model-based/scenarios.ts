@@ -562,7 +562,10 @@ export const requestScenarios: Scenario[] = [
   },
 ];
 
-/** Health thresholds small enough to cross in a few requests; probes every 500 ms, failed over for 1 s. */
+/**
+ * Health thresholds small enough to cross in a few requests; probes every 500 ms, failed over for 1 s, and 2 s,
+ * 4 s, ... (no jitter) after failed probes in a row.
+ */
 const health = (changes: Partial<NonNullable<PolicyInput['health']>> = {}): PolicyInput =>
   policy({
     health: {
@@ -575,6 +578,8 @@ const health = (changes: Partial<NonNullable<PolicyInput['health']>> = {}): Poli
       probeSuccesses: 2,
       probeIntervalMs: 500,
       probeTimeoutMs: 500,
+      reprobeAfterMs: 2_000,
+      reprobeJitter: 'none',
       ...changes,
     },
   });
