@@ -130,11 +130,14 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // states in its table, the client's hold map, its events and health field) 0.73 and 0.78 KB (31.67 and
   // 41.16 KB): the guards moved to 31.8 and 41.3 KB. Per-entry claims in the outbox runner (issue 16, in the lazy
   // durable-work chunk) and the other merges of that session took everything to 41.72 KB: its guard moved to 42 KB.
-  it('does not grow: the minimal app loads at most 31.8 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(31.8 * 1024);
+  // Then: the outbox entry's lifecycle machine (issue 15, item 2; the lean executor's child machines, most of it
+  // in the lazy durable-work chunk), the failback dwell and jittered re-probes (issue 14) and the claim changes
+  // (issue 16, lazy) took them to 32.25 and 43.71 KB: the guards moved to 32.3 and 43.8 KB.
+  it('does not grow: the minimal app loads at most 32.3 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(32.3 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 42 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(42 * 1024);
+  it('does not grow: everything, in all its chunks, within 43.8 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(43.8 * 1024);
   });
 });
