@@ -1,10 +1,9 @@
 import type { Policy } from '../../src/policy/policy.js';
 import type {
   OutboxCommit,
-  OutboxEntryRecord,
   OutboxEntrySummary,
+  OutboxMachineEvent,
   SendEntryInput,
-  SendResult,
 } from '../outbox/outbox.types.js';
 
 /**
@@ -42,19 +41,18 @@ export type OutboxEntryOutcome =
  * Events the entry's machine accepts: the answers of the store write and the send the outbox runs for it
  * (forwarded by the outbox, which owns those children), and connectivity.
  */
-export type OutboxEntryMachineEvent =
-  | { type: 'send.ended'; id: string; result: SendResult; at?: number | undefined }
-  | { type: 'send.skipped'; id: string; at?: number | undefined }
-  | {
-      type: 'commit.succeeded';
-      id: string;
-      stored?: OutboxEntryRecord | undefined;
-      takenUntil?: number | undefined;
-      at?: number | undefined;
-    }
-  | { type: 'commit.failed'; id: string; error: { name: string }; at?: number | undefined }
-  | { type: 'entry.missing'; id: string; at?: number | undefined }
-  | { type: 'connectivity.changed'; online: boolean; at?: number | undefined };
+export type OutboxEntryMachineEvent = Extract<
+  OutboxMachineEvent,
+  {
+    type:
+      | 'send.ended'
+      | 'send.skipped'
+      | 'commit.succeeded'
+      | 'commit.failed'
+      | 'entry.missing'
+      | 'connectivity.changed';
+  }
+>;
 
 /**
  * What the entry's machine tells the outbox (`sendParent`):
