@@ -247,9 +247,11 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
 
   /**
    * Entries as their claim answered them, until their send takes them: a claim and the read before the send
-   * would otherwise be two round trips to the store for the same row, which no other runner can change meanwhile.
+   * would otherwise be two round trips to the store for the same row, which no other runner can change while the
+   * claim lasts. Kept with the claim's end: a send that starts later (the device went offline in between, say)
+   * reads the store, since another runner may have claimed the entry once this claim ran out.
    */
-  const claimedEntries = new Map<string, OutboxEntry>();
+  const claimedEntries = new Map<string, { entry: OutboxEntry; until: number }>();
 
   /** Claims the entry for this runner in a store with per-entry claims, counting its attempt. */
   const claimEntry = async (claims: OutboxClaims, id: string, attempts: number): Promise<CommitOutcome> => {
@@ -272,7 +274,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     );
     switch (answer.status) {
       case 'claimed':
-        if (answer.stored) claimedEntries.set(id, answer.stored);
+        if (answer.stored) claimedEntries.set(id, { entry: answer.stored, until: at + OUTBOX_LEASE_TTL_MS });
         return { status: 'committed' };
       case 'stale':
         // Counted by another runner since: it most likely holds it, and others of this runner's queue too.
@@ -334,8 +336,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     { id, attempt }: SendEntryInput,
     signal: AbortSignal,
   ): Promise<SendResult | 'missing' | 'skipped'> => {
-    let entry: OutboxEntry | undefined = claimedEntries.get(id);
+    const claimed = claimedEntries.get(id);
     claimedEntries.delete(id);
+    let entry = claimed && claimed.until > now() ? claimed.entry : undefined;
     try {
       entry ??= await answered(store.get(id), 'store.get');
     } catch (error) {
