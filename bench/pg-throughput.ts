@@ -7,9 +7,11 @@
  * waits until all have opened their store, says `go` (each starts its outbox, which then sends by itself), and
  * times until the origin has seen every entry.
  * Rounds alternate 1 worker and N workers; the ratio is of the median rounds. Every round checks that each
- * entry reached the origin exactly once.
+ * entry reached the origin exactly once. Each `--concurrency` value (sends at a time per worker) is measured in
+ * turn: 1 is the policy's default, where one worker waits on the origin and the store; at 4 a worker keeps its
+ * CPU busier, and on a machine with few cores the workers, PostgreSQL and the origin then share them.
  *
- *   npx tsx bench/pg-throughput.ts [--entries 400] [--workers 3] [--concurrency 4] [--rounds 3]
+ *   npx tsx bench/pg-throughput.ts [--entries 400] [--workers 3] [--concurrency 1,4] [--rounds 3]
  *
  * `PG_BENCH_PROF=<dir>` writes a CPU profile of each worker there (`node --cpu-prof`).
  */
@@ -27,14 +29,16 @@ const { values } = parseArgs({
   options: {
     entries: { type: 'string', default: '400' },
     workers: { type: 'string', default: '3' },
-    concurrency: { type: 'string', default: '4' },
+    concurrency: { type: 'string', default: '1,4' },
     rounds: { type: 'string', default: '3' },
   },
 });
 const ENTRIES = Number(values.entries);
 const WORKERS = Number(values.workers);
-const CONCURRENCY = Number(values.concurrency);
+const CONCURRENCIES = values.concurrency.split(',').map(Number);
 const ROUNDS = Number(values.rounds);
+for (const n of [ENTRIES, WORKERS, ROUNDS, ...CONCURRENCIES])
+  if (!Number.isInteger(n) || n < 1) throw new Error(`bench:pg: expected positive integers, got ${n}`);
 const ANSWER_MS = 20;
 const WORKER = fileURLToPath(new URL('./pg-worker.ts', import.meta.url));
 
@@ -116,6 +120,7 @@ let schemaCount = 0;
 try {
   async function round(
     workers: number,
+    concurrency: number,
   ): Promise<{ ms: number; perWorker: number[]; calls: Record<string, number> }> {
     const schema = `bench_${++schemaCount}`;
     const store = postgresStore(server.url(), { schema });
@@ -134,7 +139,7 @@ try {
     }
     await store.close();
     const started = Array.from({ length: workers }, () =>
-      startWorker([origin.url, server.url(), schema, String(CONCURRENCY)]),
+      startWorker([origin.url, server.url(), schema, String(concurrency)]),
     );
     await Promise.all(started.map((w) => w.line('ready')));
     const all = origin.expect(ENTRIES);
@@ -158,55 +163,64 @@ try {
     return { ms, perWorker: done.map((l) => Number(l.split(' ')[1])), calls };
   }
 
-  const one: number[] = [];
-  const many: number[] = [];
-  /** Claims asked of the store per entry, per round: 1 for one worker; above 1, the cost of sharing the queue. */
-  const claimsOne: number[] = [];
-  const claimsMany: number[] = [];
-  const callsMany: Array<Record<string, number>> = [];
-  /** Worker CPU time (user + system, all workers together) per entry delivered, per round. */
-  const cpuOne: number[] = [];
-  const cpuMany: number[] = [];
   const claimsOf = (calls: Record<string, number>) =>
     ['claimed', 'taken', 'stale', 'missing'].reduce((sum, what) => sum + (calls[what] ?? 0), 0);
-  const shares: number[][] = [];
-  await round(1); // warm-up: the server's caches, the origin's sockets
-  for (let r = 0; r < ROUNDS; r++) {
-    const alone = await round(1);
-    cpuOne.push((alone.calls['cpuMs'] ?? 0) / ENTRIES);
-    one.push(alone.ms);
-    claimsOne.push(claimsOf(alone.calls) / ENTRIES);
-    const result = await round(WORKERS);
-    many.push(result.ms);
-    claimsMany.push(claimsOf(result.calls) / ENTRIES);
-    callsMany.push(result.calls);
-    cpuMany.push((result.calls['cpuMs'] ?? 0) / ENTRIES);
-    shares.push(result.perWorker);
-    console.error(
-      `round ${r + 1}: 1 worker ${one.at(-1)!.toFixed(0)} ms, ${WORKERS} workers ${many.at(-1)!.toFixed(0)} ms (sent ${result.perWorker.join(' / ')})`,
-    );
-  }
   const rate = (ms: number) => (ENTRIES / ms) * 1000;
-  const ratio = median(one) / median(many);
   const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
-  console.log(
-    [
-      `Measured with \`npm run bench:pg\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: Node ${process.version}, ${os.platform()} ${os.arch()}, ${os.cpus().length} cores, PostgreSQL 15 (initdb defaults, fsync off) on loopback.`,
-      `${ENTRIES} entries per round, origin answers after ${ANSWER_MS} ms, \`durable.concurrency: ${CONCURRENCY}\` per worker, ${ROUNDS} rounds of each after a warm-up, alternating; medians.`,
-      '',
-      '| workers | median time | entries / s | ratio to one worker | claims asked per entry | worker CPU per entry |',
-      '| ------: | ----------: | ----------: | ------------------: | ---------------------: | -------------------: |',
-      `| 1 | ${fmt(median(one))} ms | ${fmt(rate(median(one)))} | 1.00 x | ${median(claimsOne).toFixed(2)} | ${median(cpuOne).toFixed(2)} ms |`,
-      `| ${WORKERS} | ${fmt(median(many))} ms | ${fmt(rate(median(many)))} | ${ratio.toFixed(2)} x | ${median(claimsMany).toFixed(2)} | ${median(cpuMany).toFixed(2)} ms |`,
-      '',
-      `Entries each of the ${WORKERS} workers sent, per round: ${shares.map((s) => s.join(' / ')).join('; ')}.`,
-      `Store calls of the ${WORKERS} workers together, per round (claims by answer, then the reads that skip what others hold or finished): ${callsMany
+  const rows: string[] = [];
+  const details: string[] = [];
+  for (const concurrency of CONCURRENCIES) {
+    const one: number[] = [];
+    const many: number[] = [];
+    /** Claims asked of the store per entry, per round: 1 for one worker; above 1, the cost of sharing the queue. */
+    const claimsOne: number[] = [];
+    const claimsMany: number[] = [];
+    const callsMany: Array<Record<string, number>> = [];
+    /** Worker CPU time (user + system, all workers together) per entry delivered, per round. */
+    const cpuOne: number[] = [];
+    const cpuMany: number[] = [];
+    const shares: number[][] = [];
+    await round(1, concurrency); // warm-up: the server's caches, the origin's sockets
+    for (let r = 0; r < ROUNDS; r++) {
+      const alone = await round(1, concurrency);
+      cpuOne.push((alone.calls['cpuMs'] ?? 0) / ENTRIES);
+      one.push(alone.ms);
+      claimsOne.push(claimsOf(alone.calls) / ENTRIES);
+      const result = await round(WORKERS, concurrency);
+      many.push(result.ms);
+      claimsMany.push(claimsOf(result.calls) / ENTRIES);
+      callsMany.push(result.calls);
+      cpuMany.push((result.calls['cpuMs'] ?? 0) / ENTRIES);
+      shares.push(result.perWorker);
+      console.error(
+        `concurrency ${concurrency}, round ${r + 1}: 1 worker ${one.at(-1)!.toFixed(0)} ms, ${WORKERS} workers ${many.at(-1)!.toFixed(0)} ms (sent ${result.perWorker.join(' / ')})`,
+      );
+    }
+    const ratio = median(one) / median(many);
+    rows.push(
+      `| ${concurrency} | 1 | ${fmt(median(one))} ms | ${fmt(rate(median(one)))} | 1.00 x | ${median(claimsOne).toFixed(2)} | ${median(cpuOne).toFixed(2)} ms |`,
+      `| ${concurrency} | ${WORKERS} | ${fmt(median(many))} ms | ${fmt(rate(median(many)))} | ${ratio.toFixed(2)} x | ${median(claimsMany).toFixed(2)} | ${median(cpuMany).toFixed(2)} ms |`,
+    );
+    details.push(
+      `Concurrency ${concurrency}: entries each of the ${WORKERS} workers sent, per round: ${shares.map((s) => s.join(' / ')).join('; ')}. Store calls of the ${WORKERS} workers together, per round (claims by answer, then the reads that skip what others hold or finished): ${callsMany
         .map((c) =>
           ['claimed', 'taken', 'stale', 'missing', 'heldElsewhere', 'gone']
             .map((w) => `${w} ${c[w] ?? 0}`)
             .join(', '),
         )
         .join('; ')}.`,
+    );
+  }
+  console.log(
+    [
+      `Measured with \`npm run bench:pg\` on ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC: Node ${process.version}, ${os.platform()} ${os.arch()}, ${os.cpus().length} cores, load average ${os.loadavg()[0]!.toFixed(1)} at the end, PostgreSQL 15 (initdb defaults, fsync off) on loopback.`,
+      `${ENTRIES} entries per round, origin answers after ${ANSWER_MS} ms, ${ROUNDS} rounds of each after a warm-up, alternating; medians.`,
+      '',
+      '| `durable.concurrency` per worker | workers | median time | entries / s | ratio to one worker | claims asked per entry | worker CPU per entry |',
+      '| ---: | ------: | ----------: | ----------: | ------------------: | ---------------------: | -------------------: |',
+      ...rows,
+      '',
+      ...details,
     ].join('\n'),
   );
 } finally {

@@ -18,6 +18,7 @@ import type {
   SendEntryInput,
 } from './outbox.types.js';
 import type { OutboxEntryMachineInput } from '../outbox-entry/outbox-entry.types.js';
+import { earliestAfter, queueFacts } from './queue-facts.js';
 
 /**
  * The outbox machine's decisions, as pure functions of its context. Each returns an `OutboxStep`: the context
@@ -194,17 +195,20 @@ export function recordFlush({ context }: Args, event: EventOf<'outbox.flush'>): 
  * expiry (online or not), neither before the end of a store hold-off. `Infinity` when nothing waits for a time.
  */
 export function nextWakeAt(context: OutboxMachineContext): number {
-  let next = Infinity;
-  const consider = (at: number) => {
-    if (at > context.now && at < next) next = at;
-  };
-  for (const entry of context.entries) {
-    if (entry.status !== 'pending') continue;
-    const held = entry.heldUntil ?? -Infinity;
-    consider(Math.max(held, durableExpiresAt(context.policy.durable, entry.createdAt)));
-    if (context.online) consider(Math.max(held, entry.nextAttemptAt));
-  }
-  return next;
+  const limits = context.policy.durable;
+  return earliestAfter(context.entries, { online: context.online, limits, now: context.now }, () => {
+    let next = Infinity;
+    const consider = (at: number) => {
+      if (at > context.now && at < next) next = at;
+    };
+    for (const entry of context.entries) {
+      if (entry.status !== 'pending') continue;
+      const held = entry.heldUntil ?? -Infinity;
+      consider(Math.max(held, durableExpiresAt(limits, entry.createdAt)));
+      if (context.online) consider(Math.max(held, entry.nextAttemptAt));
+    }
+    return next;
+  });
 }
 
 /**
@@ -238,12 +242,18 @@ export type PlannedWork = { id: string; commit: OutboxCommit } | { id: string; s
  */
 export function planDispatch(context: OutboxMachineContext): PlannedWork[] {
   const { durable } = context.policy;
-  let slots =
-    durable.concurrency -
-    context.entries.filter((e) => e.status === 'claiming' || e.status === 'sending').length;
-  const blockedGroups = new Set<string>();
+  const facts = queueFacts(context.entries, durable);
+  let slots = durable.concurrency - facts.sending;
+  // Nothing to dead-letter and no slot to fill: the rest of the queue cannot start anything, so it is not
+  // walked (a long queue behind a full set of sends costs nothing per step).
+  // (The age test is deadBeforeSend's, for the oldest entry: if any pending entry has expired, that one has.)
+  const mayDeadLetter = facts.exhausted || context.now - facts.oldestCreatedAt >= durable.maxAgeMs;
+  const canClaim = () => context.online && slots > 0;
   const plans: PlannedWork[] = [];
+  if (!mayDeadLetter && !canClaim()) return plans;
+  const blockedGroups = new Set<string>();
   for (const entry of context.entries) {
+    if (!mayDeadLetter && !canClaim()) break;
     if (entry.status === 'dead') continue;
     const group = durable.order === 'fifo' ? '' : entry.orderKey;
     const blocked = group !== undefined && blockedGroups.has(group);
@@ -466,4 +476,5 @@ export function recordMissing({ context }: Args, event: EventOf<'entry.missing'>
 }
 
 /** Whether any entry has a write or a send in flight. */
-export const hasWorkInFlight = (context: OutboxMachineContext) => context.entries.some(isInFlight);
+export const hasWorkInFlight = (context: OutboxMachineContext) =>
+  queueFacts(context.entries, context.policy.durable).inFlight > 0;

@@ -40,8 +40,8 @@ export interface RunOptions<TInput> {
   actors: Readonly<Record<string, LeanEffect>>;
   /** Children that steps spawn, by name: each resolves with the one event it sends back (and never rejects). */
   spawned?: Readonly<Record<string, (input: never, signal: AbortSignal) => Promise<{ type: string }>>>;
-  /** Invoked actors that answer at once (a value, never a promise) and ignore their signal. */
-  instant?: ReadonlySet<string> | undefined;
+  /** Actors (invoked or spawned) that ignore their signal: the lean executor makes no AbortController for them. */
+  ignoresSignal?: ReadonlySet<string> | undefined;
   onEmit?: ((event: { type: string }) => void) | undefined;
   /** After every step. */
   onChange?: (() => void) | undefined;
@@ -71,7 +71,7 @@ export const leanRunner: MachineRunner = {
         actors: spawned ? { ...options.actors, ...spawned } : options.actors,
         spawned: spawned ? new Set(Object.keys(spawned)) : undefined,
         machines: definition.machines,
-        instant: options.instant,
+        ignoresSignal: options.ignoresSignal,
         onEmit: options.onEmit,
         onChange: options.onChange,
         onEnd: options.onEnd,

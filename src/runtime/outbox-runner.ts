@@ -185,6 +185,14 @@ function snapshotOf(machine: OutboxRun & { value: unknown }): OutboxRun {
 }
 
 /** The outbox machine, and the machine of each entry in flight that it starts (`outboxEntry`). */
+/** The outbox's children that call the store, and take no signal. */
+const STORE_CALLS: ReadonlySet<string> = new Set([
+  'loadEntries',
+  'acquireLease',
+  'releaseLease',
+  'commitEntry',
+]);
+
 const outboxDefinition = {
   table: outboxTable,
   logic: outboxLogic,
@@ -430,6 +438,9 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   const machine: MachineRun<OutboxMachineContext> = (options.runner ?? leanRunner).start(outboxDefinition, {
     input: { policy, now: now(), online: online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS },
     clock,
+    // Store calls cannot be called off once made (a write that was asked for lands or fails): only a send
+    // listens to its signal, which close() aborts.
+    ignoresSignal: STORE_CALLS,
     actors: {
       loadEntries,
       acquireLease: ({ ttlMs }: AcquireLeaseInput) => askLease(ttlMs),

@@ -63,7 +63,7 @@ export interface RequestDriver {
 
 const requestDefinition = { table: requestTable, logic: requestLogic };
 /** The client's origin choice and retry-budget claim answer at once (RequestEffects says they may). */
-const INSTANT: ReadonlySet<string> = new Set(['chooseOrigin', 'claimRetry']);
+const ANSWER_AT_ONCE: ReadonlySet<string> = new Set(['chooseOrigin', 'claimRetry']);
 
 /**
  * Runs request machines through the client's runner (the lean executor, or XState when inspected): the one
@@ -88,7 +88,7 @@ export function createRequestDriver(
         input,
         clock: options.clock,
         actors,
-        instant: INSTANT,
+        ignoresSignal: ANSWER_AT_ONCE,
         onEmit: onEmitted as (event: { type: string }) => void,
         onEnd: (end) => running.end(end),
       });

@@ -1,0 +1,78 @@
+import type { DurablePolicy } from '../../src/policy/policy.js';
+import type { OutboxEntrySummary } from './outbox.types.js';
+
+/**
+ * What the outbox's guards and scheduler ask of the whole queue on every step (how many entries are in flight,
+ * whether any could be dead-lettered, when the next one falls due), answered without a walk of the queue on each
+ * question. A queue is never changed in place (every change makes a new array), so what does not depend on the
+ * time is computed once per queue array and kept beside it in a WeakMap: a cache of a pure function, gone with
+ * the array, which no caller can tell from computing it again.
+ */
+export interface QueueFacts {
+  /** Entries whose store write or send is in flight (`claiming`, `sending`, `committing`). */
+  inFlight: number;
+  /** Entries that hold a sending slot (`claiming`, `sending`): `durable.concurrency` bounds these. */
+  sending: number;
+  /** The `createdAt` of the oldest pending entry, the first to expire (`Infinity` if none is pending). */
+  oldestCreatedAt: number;
+  /** Whether some pending entry has used its attempts (it is dead-lettered once its hold-off, if any, ends). */
+  exhausted: boolean;
+}
+
+type Queue = readonly OutboxEntrySummary[];
+type Limits = Pick<DurablePolicy, 'maxAttempts' | 'maxAgeMs'>;
+
+const factsByQueue = new WeakMap<Queue, { limits: Limits; facts: QueueFacts }>();
+
+/** The queue's facts under `limits` (the policy's durable part), computed once per queue array. */
+export function queueFacts(entries: Queue, limits: Limits): QueueFacts {
+  const known = factsByQueue.get(entries);
+  if (known?.limits === limits) return known.facts;
+  const facts: QueueFacts = { inFlight: 0, sending: 0, oldestCreatedAt: Infinity, exhausted: false };
+  for (const entry of entries) {
+    if (entry.status === 'claiming' || entry.status === 'sending') facts.sending += 1;
+    if (entry.status === 'claiming' || entry.status === 'sending' || entry.status === 'committing')
+      facts.inFlight += 1;
+    if (entry.status !== 'pending') continue;
+    facts.oldestCreatedAt = Math.min(facts.oldestCreatedAt, entry.createdAt);
+    // An attempt counted but not made is not one of those used (as planDispatch counts them).
+    const made = entry.counted ? entry.attempts - 1 : entry.attempts;
+    if (made >= limits.maxAttempts) facts.exhausted = true;
+  }
+  factsByQueue.set(entries, { limits, facts });
+  return facts;
+}
+
+/** A wake time found for a queue: right for any later `now` before it (no candidate lies between). */
+interface KnownWake {
+  online: boolean;
+  limits: Limits;
+  now: number;
+  at: number;
+}
+
+const wakeByQueue = new WeakMap<Queue, KnownWake>();
+
+/**
+ * The earliest of `times(entries)` after `now`, remembered per queue array: asked again for the same queue at a
+ * later `now` that has not reached it, it is still the earliest (every other candidate is either at or before
+ * the earlier `now`, or after it), so the queue is walked again only once that time has passed.
+ */
+export function earliestAfter(
+  entries: Queue,
+  key: { online: boolean; limits: Limits; now: number },
+  walk: () => number,
+): number {
+  const known = wakeByQueue.get(entries);
+  if (
+    known !== undefined &&
+    known.online === key.online &&
+    known.limits === key.limits &&
+    known.now <= key.now &&
+    key.now < known.at
+  )
+    return known.at;
+  const at = walk();
+  wakeByQueue.set(entries, { ...key, at });
+  return at;
+}
