@@ -11,6 +11,7 @@ import {
   type FailoverClient,
   type Outcome,
 } from '../dist/src/index.node.js';
+import { nodeHttpTransport } from '../dist/src/node.js';
 import type { LoopbackServer } from './loopback-server.js';
 import { handLoop } from './peers.js';
 import type { LoadResult, LoadRound, ThroughputResult } from './report.js';
@@ -22,12 +23,20 @@ function add(counts: Record<string, number>, name: string, by = 1): void {
   counts[name] = (counts[name] ?? 0) + by;
 }
 
-/** failwise's client over the Node entry's default transport (global fetch, undici). */
-function failwiseClient(port: number, onEvent?: (event: DecisionEvent) => void): FailoverClient {
+/**
+ * failwise's client over the Node entry's default transport (global fetch, undici), or over `nodeHttpTransport()`
+ * when `nodeHttp` is set.
+ */
+function failwiseClient(
+  port: number,
+  onEvent?: (event: DecisionEvent) => void,
+  nodeHttp = false,
+): FailoverClient {
   return createFailoverClient({
     origins: [{ id: 'primary', url: `http://127.0.0.1:${port}`, allowInsecure: true }],
     policy: { backoff: { initialMs: 0, maxMs: 0 } },
     ...(onEvent ? { onEvent } : {}),
+    ...(nodeHttp ? { transport: nodeHttpTransport() } : {}),
   });
 }
 
@@ -85,6 +94,7 @@ export async function measureThroughput(
   const { requestsPerRound, concurrency } = options;
   const url = `http://127.0.0.1:${server.port}/t`;
   const client = failwiseClient(server.port);
+  const nodeHttpClient = failwiseClient(server.port, undefined, true);
   let fetchErrors = 0;
   const failwiseNotSucceeded: Record<string, number> = {};
   const viaFetch = (total = requestsPerRound, send = fetchAndRead) =>
@@ -95,9 +105,9 @@ export async function measureThroughput(
         fetchErrors++;
       }
     });
-  const viaFailwise = (total = requestsPerRound) =>
+  const viaFailwise = (total = requestsPerRound, over = client) =>
     callers(total, concurrency, async () => {
-      const outcome = await client.request({ path: '/t' });
+      const outcome = await over.request({ path: '/t' });
       if (outcome.status !== 'succeeded') add(failwiseNotSucceeded, nameOf(outcome));
       else if (outcome.response.status !== 204)
         add(failwiseNotSucceeded, `status ${outcome.response.status}`);
@@ -105,11 +115,13 @@ export async function measureThroughput(
   const fetchPerSecond: number[] = [];
   const fetchWithTimeoutPerSecond: number[] = [];
   const failwisePerSecond: number[] = [];
+  const failwiseNodeHttpPerSecond: number[] = [];
   try {
     // A warm-up round each (JIT, the connection pool), not counted.
     await viaFetch(WARMUP_REQUESTS);
     await viaFetch(WARMUP_REQUESTS, fetchAndReadWithTimeout);
     await viaFailwise(WARMUP_REQUESTS);
+    await viaFailwise(WARMUP_REQUESTS, nodeHttpClient);
     fetchErrors = 0;
     for (const key of Object.keys(failwiseNotSucceeded)) delete failwiseNotSucceeded[key];
     for (let round = 0; round < options.rounds; round++) {
@@ -118,9 +130,13 @@ export async function measureThroughput(
         (requestsPerRound * 1_000) / (await viaFetch(requestsPerRound, fetchAndReadWithTimeout)),
       );
       failwisePerSecond.push((requestsPerRound * 1_000) / (await viaFailwise()));
+      failwiseNodeHttpPerSecond.push(
+        (requestsPerRound * 1_000) / (await viaFailwise(requestsPerRound, nodeHttpClient)),
+      );
     }
   } finally {
     await client.close();
+    await nodeHttpClient.close();
   }
   return {
     requestsPerRound,
@@ -128,6 +144,7 @@ export async function measureThroughput(
     fetchPerSecond,
     fetchWithTimeoutPerSecond,
     failwisePerSecond,
+    failwiseNodeHttpPerSecond,
     fetchErrors,
     failwiseNotSucceeded,
   };

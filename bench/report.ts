@@ -65,6 +65,8 @@ export interface ThroughputResult {
   /** Raw fetch with an AbortController and a 5 s timer per request: what cutting an attempt short costs. */
   fetchWithTimeoutPerSecond: number[];
   failwisePerSecond: number[];
+  /** failwise over `nodeHttpTransport()` (failwise/node) instead of fetch: a reference, not the target's figure. */
+  failwiseNodeHttpPerSecond: number[];
   /** Requests that did not end in a 204, over every round (should be none). */
   fetchErrors: number;
   failwiseNotSucceeded: Record<string, number>;
@@ -357,6 +359,13 @@ function loopbackTable(loopback: ThroughputResult): string {
         rounds(loopback.failwisePerSecond),
         outcomeList(loopback.failwiseNotSucceeded),
       ],
+      [
+        'failwise over `nodeHttpTransport()` (failwise/node), for reference',
+        fmt(median(loopback.failwiseNodeHttpPerSecond)),
+        fmt(median(loopback.failwiseNodeHttpPerSecond) / fetchMedian, 2),
+        rounds(loopback.failwiseNodeHttpPerSecond),
+        'counted with failwise',
+      ],
     ],
     ['left', 'right', 'right', 'right', 'left'],
   );
@@ -518,7 +527,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 4. Loopback HTTP throughput',
     '',
-    `A node:http server in a child process (its own core) on 127.0.0.1 answers 204. ${results.loopback.concurrency} concurrent callers share ${fmt(results.loopback.requestsPerRound)} requests per round: raw \`fetch\` (reading the body) against failwise's default fetch transport (\`createFailoverClient\` from the Node entry, an \`allowInsecure\` http origin). Both go through Node's global undici pool. Rounds alternate fetch, fetch with a timeout, failwise, after one warm-up round of 1,000 each; the ratio is of the median rounds. Raw fetch can never cut a hung attempt short; the middle row is raw fetch with what that takes (an \`AbortController\` passed to fetch and a 5 s timer per request, cleared once the body is read), for scale: failwise always has an attempt timeout, so that row, not raw fetch, is the floor under its figure.`,
+    `A node:http server in a child process (its own core) on 127.0.0.1 answers 204. ${results.loopback.concurrency} concurrent callers share ${fmt(results.loopback.requestsPerRound)} requests per round: raw \`fetch\` (reading the body) against failwise's default fetch transport (\`createFailoverClient\` from the Node entry, an \`allowInsecure\` http origin). Both go through Node's global undici pool. Rounds alternate fetch, fetch with a timeout, failwise, failwise over node:http, after one warm-up round of 1,000 each; the ratio is of the median rounds. Raw fetch can never cut a hung attempt short; the second row is raw fetch with what that takes (an \`AbortController\` passed to fetch and a 5 s timer per request, cleared once the body is read), for scale: failwise always has an attempt timeout, so that row, not raw fetch, is the floor under its figure. The last row is the same failwise client over failwise/node's \`nodeHttpTransport()\` (node:http, a keep-alive agent), which a Node service can choose: it does not go through undici's fetch (its \`Request\`, its body stream, its own signal per request), which is where most of a fetch's CPU time goes in a profile of this run's failwise rounds.`,
     '',
     loopback,
     '',

@@ -126,6 +126,11 @@ async function main(): Promise<void> {
           (median(results.loopback.failwisePerSecond) / median(results.loopback.fetchWithTimeoutPerSecond)) *
             1000,
         ) / 1000,
+      loopbackThroughputNodeHttpVsFetch:
+        Math.round(
+          (median(results.loopback.failwiseNodeHttpPerSecond) / median(results.loopback.fetchPerSecond)) *
+            1000,
+        ) / 1000,
       failwiseClock: 'systemClock',
       quick,
       node: process.version,

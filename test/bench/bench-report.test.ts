@@ -76,6 +76,7 @@ const RESULTS: BenchResults = {
     fetchPerSecond: [2_000, 2_500, 3_000],
     fetchWithTimeoutPerSecond: [1_800, 2_250, 2_700],
     failwisePerSecond: [800, 1_000, 600],
+    failwiseNodeHttpPerSecond: [2_600, 3_200, 2_900],
     fetchErrors: 0,
     failwiseNotSucceeded: {},
   },
@@ -238,6 +239,10 @@ describe('bench report', () => {
       // median 2,250 / median 2,500
       expect(loopback).toMatch(
         /^\| raw fetch with a timeout \(AbortController \+ timer\) +\| +2,250 \| +0\.90 \|/m,
+      );
+      // median 2,900 / median 2,500
+      expect(loopback).toMatch(
+        /^\| failwise over `nodeHttpTransport\(\)` \(failwise\/node\), for reference +\| +2,900 \| +1\.16 \|/m,
       );
     });
 
