@@ -1,6 +1,6 @@
 import { durableVerdict, wakesWhenOnline } from '../../src/policy/durable-backoff.js';
 import { summarize } from '../outbox/outbox.actions.js';
-import type { OutboxCommit, OutboxEntrySummary } from '../outbox/outbox.types.js';
+import type { OutboxCommit, OutboxDecision, OutboxEntrySummary } from '../outbox/outbox.types.js';
 import type {
   OutboxEntryMachineContext,
   OutboxEntryMachineEvent,
@@ -27,7 +27,12 @@ export function initialEntryContext(input: OutboxEntryMachineInput): Context {
   const context = { policy, now, online, wrote: false };
   if ('send' in work) return { ...context, entry: { ...input.entry, status: 'sending', counted: false } };
   const status = work.commit.op === 'claim' ? 'claiming' : 'committing';
-  return { ...context, entry: { ...input.entry, status, commit: work.commit }, commit: work.commit };
+  // A decision kept after a failed write is the write starting now: no longer kept.
+  return {
+    ...context,
+    entry: { ...input.entry, status, commit: work.commit, decided: undefined },
+    commit: work.commit,
+  };
 }
 
 /** The later of what the machine knew and the event's stamp: time never goes back. */
@@ -168,8 +173,13 @@ export const recordWriteFailed = ({ context, event }: Args<'commit.failed'>): Ch
     status: context.commit?.op === 'revive' ? 'dead' : 'pending',
     commit: undefined,
     taken: undefined,
+    // A claim or a revival is asked again from the start; a decision is kept, to be written again unsent.
+    decided: isDecision(context.commit) ? context.commit : undefined,
   },
 });
+
+const isDecision = (commit: OutboxCommit | undefined): commit is OutboxDecision =>
+  commit !== undefined && commit.op !== 'claim' && commit.op !== 'revive';
 
 /** The store no longer has the entry (another runner finished it, or the app removed it). */
 export const recordMissing = ({ context, event }: Args<'entry.missing'>): Changes => ({

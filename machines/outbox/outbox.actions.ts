@@ -204,6 +204,11 @@ export function nextWakeAt(context: OutboxMachineContext): number {
     for (const entry of context.entries) {
       if (entry.status !== 'pending') continue;
       const held = entry.heldUntil ?? -Infinity;
+      // A decision to write again waits for its hold-off only: a store write needs no network.
+      if (entry.decided !== undefined) {
+        consider(held);
+        continue;
+      }
       consider(Math.max(held, durableExpiresAt(limits, entry.createdAt)));
       if (context.online) consider(Math.max(held, entry.nextAttemptAt));
     }
@@ -230,6 +235,8 @@ export type PlannedWork = { id: string; commit: OutboxCommit } | { id: string; s
 
 /**
  * What to start now, in queue order:
+ * - a decision whose write failed (`decided`: a removal, a reschedule, a dead-lettering) is written again, whatever
+ *   its place and connectivity (no request is sent);
  * - a pending entry that is expired or has used its attempts is dead-lettered, whatever its place and
  *   connectivity (no request is sent);
  * - an entry held off after a failed store write starts nothing until its hold-off ends;
@@ -244,22 +251,28 @@ export function planDispatch(context: OutboxMachineContext): PlannedWork[] {
   const { durable } = context.policy;
   const facts = queueFacts(context.entries, durable);
   let slots = durable.concurrency - facts.sending;
-  // Nothing to dead-letter and no slot to fill: the rest of the queue cannot start anything, so it is not
-  // walked (a long queue behind a full set of sends costs nothing per step).
+  // Nothing to write without a send (a dead-lettering, a decision) and no slot to fill: the rest of the queue
+  // cannot start anything, so it is not walked (a long queue behind a full set of sends costs nothing per step).
   // (The age test is deadBeforeSend's, for the oldest entry: if any pending entry has expired, that one has.)
-  const mayDeadLetter = facts.exhausted || context.now - facts.oldestCreatedAt >= durable.maxAgeMs;
+  const mayWriteUnsent =
+    facts.exhausted || facts.decided > 0 || context.now - facts.oldestCreatedAt >= durable.maxAgeMs;
   const canClaim = () => context.online && slots > 0;
   const plans: PlannedWork[] = [];
-  if (!mayDeadLetter && !canClaim()) return plans;
+  if (!mayWriteUnsent && !canClaim()) return plans;
   const blockedGroups = new Set<string>();
   for (const entry of context.entries) {
-    if (!mayDeadLetter && !canClaim()) break;
+    if (!mayWriteUnsent && !canClaim()) break;
     if (entry.status === 'dead') continue;
     const group = durable.order === 'fifo' ? '' : entry.orderKey;
     const blocked = group !== undefined && blockedGroups.has(group);
     if (group !== undefined) blockedGroups.add(group);
     // After a failed write, the entry waits out its hold-off: no write of any kind (it still blocks its group).
     if (entry.status !== 'pending' || (entry.heldUntil ?? -Infinity) > context.now) continue;
+    // A decision whose write failed is written again, whatever the slots and connectivity: its send is over.
+    if (entry.decided !== undefined) {
+      plans.push({ id: entry.id, commit: entry.decided });
+      continue;
+    }
     // An attempt counted but not made is not one of those used.
     const made = entry.counted ? entry.attempts - 1 : entry.attempts;
     const reason = deadBeforeSend(durable, { attempts: made, createdAt: entry.createdAt }, context.now);
@@ -302,7 +315,12 @@ export function dispatchDue({ context }: Args): OutboxStep {
     const work = 'send' in plan ? { send: plan.send } : { commit: plan.commit };
     start.push(lifecycleOf(context, e, work));
     if ('send' in plan) return { ...e, status: 'sending', counted: false };
-    return { ...e, status: plan.commit.op === 'claim' ? 'claiming' : 'committing', commit: plan.commit };
+    return {
+      ...e,
+      status: plan.commit.op === 'claim' ? 'claiming' : 'committing',
+      commit: plan.commit,
+      decided: undefined,
+    };
   });
   return { changes: { entries }, start };
 }
@@ -478,3 +496,18 @@ export function recordMissing({ context }: Args, event: EventOf<'entry.missing'>
 /** Whether any entry has a write or a send in flight. */
 export const hasWorkInFlight = (context: OutboxMachineContext) =>
   queueFacts(context.entries, context.policy.durable).inFlight > 0;
+
+/**
+ * The lease (or, with per-entry claims, the claims' renewal) was lost: decisions kept after failed writes are
+ * forgotten, and their entries go back to the queue as the store has them (claimed, their attempt counted). Another
+ * runner may take them from now on; a late decision written after that could undo what it wrote. Such an entry is
+ * sent again under its key, as after a crash.
+ */
+export function forgetDecisions({ context }: Args): Changes {
+  if (queueFacts(context.entries, context.policy.durable).decided === 0) return {};
+  return { entries: context.entries.map((e) => (e.decided === undefined ? e : { ...e, decided: undefined })) };
+}
+
+/** Whether a decision whose write failed waits to be written again (`decided`). */
+export const hasDecisionToWrite = (context: OutboxMachineContext) =>
+  queueFacts(context.entries, context.policy.durable).decided > 0;

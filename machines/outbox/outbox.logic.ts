@@ -45,6 +45,7 @@ export const outboxLogic = {
     recordFlush: change(actions.recordFlush),
     setWakeTime: change(actions.setWakeTime),
     recordWake: change(actions.recordWake),
+    forgetDecisions: change(actions.forgetDecisions),
     /** The queue changed: the `timer` region sets `nextDue` again. */
     rearm: { kind: 'raise', event: { type: 'outbox.rearm' } },
     announceStoreFailure: announce(announceStoreFailure),

@@ -155,7 +155,8 @@ export const outboxMachine = setup({
             },
             waitingForLease: {
               description:
-                'Another tab or process holds the lease (or the store did not answer): asks again after leaseRetry, or at once when flush() asks (outbox.askForLease).',
+                'Another tab or process holds the lease (or the store did not answer): asks again after leaseRetry, or at once when flush() asks (outbox.askForLease). Decisions kept after failed writes are forgotten: their entries are no longer held.',
+              entry: 'forgetDecisions',
               on: { 'outbox.askForLease': { target: 'released' } },
               after: { leaseRetry: { target: 'released' } },
             },

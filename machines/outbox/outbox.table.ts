@@ -90,6 +90,7 @@ export const outboxTable: MachineTable = {
     {
       key: 'waitingForLease',
       parent: 4,
+      entry: ['forgetDecisions'],
       after: ['leaseRetry'],
       on: {
         'outbox.askForLease': [{ targets: [5] }],

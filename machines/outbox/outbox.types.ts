@@ -61,6 +61,13 @@ export interface OutboxEntrySummary {
   status: OutboxEntryStatus;
   /** The write in flight while `claiming` or `committing`. */
   commit?: OutboxCommit | undefined;
+  /**
+   * In memory only: the decision made after a send (the removal, a reschedule, a dead-lettering) whose write
+   * failed. Once the hold-off ends it is written again, with no other send: that send is over, and sending the
+   * entry again would spend an attempt (or dead-letter an entry that was delivered). A crash forgets it: the store
+   * then still has the entry as claimed, and it is sent again under its key (docs/durable.md).
+   */
+  decided?: OutboxDecision | undefined;
   /** The last send failed on the device's network path: going online makes the entry due at once. */
   wakesWhenOnline: boolean;
   /**
@@ -70,6 +77,9 @@ export interface OutboxEntrySummary {
   heldByServer?: boolean | undefined;
   deadReason?: string | undefined;
 }
+
+/** A write that settles an entry after its send, or dead-letters it: what `decided` keeps when it fails. */
+export type OutboxDecision = Exclude<OutboxCommit, { op: 'claim' | 'revive' }>;
 
 /**
  * One write of the scheduler's decision to the store, made by the `commitEntry` actor. Nothing is in effect

@@ -17,6 +17,8 @@ export interface QueueFacts {
   oldestCreatedAt: number;
   /** Whether some pending entry has used its attempts (it is dead-lettered once its hold-off, if any, ends). */
   exhausted: boolean;
+  /** Pending entries with a decision to write again (`decided`): written whatever the slots and connectivity. */
+  decided: number;
 }
 
 type Queue = readonly OutboxEntrySummary[];
@@ -28,12 +30,19 @@ const factsByQueue = new WeakMap<Queue, { limits: Limits; facts: QueueFacts }>()
 export function queueFacts(entries: Queue, limits: Limits): QueueFacts {
   const known = factsByQueue.get(entries);
   if (known?.limits === limits) return known.facts;
-  const facts: QueueFacts = { inFlight: 0, sending: 0, oldestCreatedAt: Infinity, exhausted: false };
+  const facts: QueueFacts = {
+    inFlight: 0,
+    sending: 0,
+    oldestCreatedAt: Infinity,
+    exhausted: false,
+    decided: 0,
+  };
   for (const entry of entries) {
     if (entry.status === 'claiming' || entry.status === 'sending') facts.sending += 1;
     if (entry.status === 'claiming' || entry.status === 'sending' || entry.status === 'committing')
       facts.inFlight += 1;
     if (entry.status !== 'pending') continue;
+    if (entry.decided !== undefined) facts.decided += 1;
     facts.oldestCreatedAt = Math.min(facts.oldestCreatedAt, entry.createdAt);
     // An attempt counted but not made is not one of those used (as planDispatch counts them).
     const made = entry.counted ? entry.attempts - 1 : entry.attempts;

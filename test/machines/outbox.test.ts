@@ -335,6 +335,107 @@ describe('outboxMachine embedded without the runner', () => {
   });
 });
 
+describe('a decision whose write failed', () => {
+  // After a send, its outcome (the removal, a reschedule, a dead-lettering) is written to the store. When that
+  // write fails, the outcome is still known: it is written again after the hold-off (storeRetryMs: the durable
+  // backoff, 10 s by default), and the entry is not claimed or sent again meanwhile.
+  function decisionRun(options: {
+    maxAttempts?: number;
+    reply: SendResult;
+    failWrites: number;
+    renewal?: 'fails';
+  }) {
+    const writes: string[] = [];
+    const sends: SendEntryInput[] = [];
+    let failures = options.failWrites;
+    let leaseAsks = 0;
+    const t = run(
+      {
+        commitEntry: commitEntryActor(async ({ commit }) => {
+          writes.push(commit.op);
+          if (commit.op !== 'claim' && failures-- > 0) throw new Error('disk full');
+          return { status: 'committed' };
+        }),
+        sendEntry: sendEntryActor(async (input) => {
+          sends.push(input);
+          return options.reply;
+        }),
+        acquireLease: fromPromise<AcquireLeaseOutput, AcquireLeaseInput>(async () => {
+          leaseAsks += 1;
+          if (options.renewal === 'fails' && leaseAsks === 2) throw new Error('store gone');
+          return { held: true };
+        }),
+      },
+      { policy: { durable: { maxAttempts: options.maxAttempts ?? 10 } } },
+    );
+    t.actor.send({ type: 'outbox.enqueued', entry: record('a'), at: 0 });
+    return { ...t, writes, sends };
+  }
+  const refused: SendResult = {
+    result: 'failed',
+    failure: { class: 'client-error', requestSent: 'yes', origin: 'o', status: 422, message: 'HTTP 422' },
+    attempts: 1,
+    retryable: false,
+  };
+
+  it('is written again after the hold-off, with no other send: a delivered entry at its last attempt is removed, not dead-lettered', async () => {
+    const { clock, actor, writes, sends, emitted } = decisionRun({
+      maxAttempts: 1,
+      reply: { result: 'sent' },
+      failWrites: 1,
+    });
+    await clock.increment(0);
+    expect(writes).toEqual(['claim', 'remove']);
+    expect(actor.getSnapshot().context.entries).toMatchObject([
+      { id: 'a', status: 'pending', decided: { op: 'remove', attempts: 1 }, heldUntil: 10_000 },
+    ]);
+    // The lease is kept while the decision waits: another runner cannot take the entry meanwhile.
+    expect(actor.getSnapshot().value).toMatchObject({ running: { lease: 'held', timer: 'armed' } });
+    await clock.increment(9_999);
+    expect(writes).toEqual(['claim', 'remove']);
+    await clock.increment(1);
+    expect(writes).toEqual(['claim', 'remove', 'remove']);
+    expect(sends).toEqual([{ id: 'a', attempt: 1 }]);
+    expect(actor.getSnapshot().context.entries).toEqual([]);
+    expect(emitted.filter((e) => e.type === 'entry-sent')).toEqual([
+      { type: 'entry-sent', id: 'a', attempts: 1, at: 10_000 },
+    ]);
+    expect(emitted.some((e) => e.type === 'entry-dead-lettered')).toBe(false);
+    actor.stop();
+  });
+
+  it('a refused write (422) whose dead-lettering failed is dead-lettered after the hold-off, not sent again', async () => {
+    const { clock, actor, writes, sends, emitted } = decisionRun({ reply: refused, failWrites: 2 });
+    await clock.increment(0);
+    await clock.increment(10_000); // the first hold-off; the write fails again
+    expect(writes).toEqual(['claim', 'dead-letter', 'dead-letter']);
+    await clock.increment(20_000); // the second: the backoff for two failed writes in a row
+    expect(writes).toEqual(['claim', 'dead-letter', 'dead-letter', 'dead-letter']);
+    expect(sends).toHaveLength(1);
+    expect(actor.getSnapshot().context.entries).toMatchObject([
+      { id: 'a', status: 'dead', deadReason: 'not-retryable' },
+    ]);
+    expect(emitted).toContainEqual(
+      expect.objectContaining({ type: 'entry-dead-lettered', id: 'a', reason: 'not-retryable', at: 30_000 }),
+    );
+    actor.stop();
+  });
+
+  it('is forgotten when the lease is lost: the entry goes back to the queue as the store has it', async () => {
+    // The lease is renewed every 10 s (a third of its 30 s); the hold-off is 10 s too, and the renewal fails
+    // first, at the same instant.
+    const { clock, actor, writes } = decisionRun({ reply: refused, failWrites: 1, renewal: 'fails' });
+    await clock.increment(0);
+    expect(actor.getSnapshot().context.entries[0]?.decided).toMatchObject({ op: 'dead-letter' });
+    await clock.increment(10_000);
+    expect(actor.getSnapshot().value).toMatchObject({ running: { lease: 'waitingForLease' } });
+    expect(actor.getSnapshot().context.entries).toMatchObject([{ id: 'a', status: 'pending', attempts: 1 }]);
+    expect(actor.getSnapshot().context.entries[0]?.decided).toBeUndefined();
+    expect(writes).toEqual(['claim', 'dead-letter']);
+    actor.stop();
+  });
+});
+
 describe('outboxMachine decisions (pure)', () => {
   const context = (
     entries: OutboxEntrySummary[],

@@ -9,6 +9,7 @@ import {
 } from '../../machines/outbox/outbox.actions.js';
 import { earliestAfter, queueFacts } from '../../machines/outbox/queue-facts.js';
 import type {
+  OutboxDecision,
   OutboxEntryStatus,
   OutboxEntrySummary,
   OutboxMachineContext,
@@ -71,14 +72,25 @@ describe('queueFacts', () => {
         ],
         limits,
       ),
-    ).toEqual({ inFlight: 1, sending: 1, oldestCreatedAt: 40, exhausted: false });
+    ).toEqual({ inFlight: 1, sending: 1, oldestCreatedAt: 40, exhausted: false, decided: 0 });
     expect(queueFacts([entry('spent', { attempts: 3 })], limits).exhausted).toBe(true);
     expect(queueFacts([], limits)).toEqual({
       inFlight: 0,
       sending: 0,
       oldestCreatedAt: Infinity,
       exhausted: false,
+      decided: 0,
     });
+  });
+
+  it('counts the pending entries with a decision to write again', () => {
+    const removal = { op: 'remove', attempts: 1 } as const;
+    const queue = [
+      entry('a', { decided: removal }),
+      entry('b', { status: 'dead', decided: removal }),
+      entry('c'),
+    ];
+    expect(queueFacts(queue, policy().durable).decided).toBe(1);
   });
 
   it('is computed again for the same queue under other limits', () => {
@@ -126,6 +138,10 @@ function referencePlan(context: OutboxMachineContext): PlannedWork[] {
     const blocked = group !== undefined && seenGroups.has(group);
     if (group !== undefined) seenGroups.add(group);
     if (e.status !== 'pending' || (e.heldUntil ?? -Infinity) > context.now) continue;
+    if (e.decided) {
+      plans.push({ id: e.id, commit: e.decided });
+      continue;
+    }
     const made = e.counted ? e.attempts - 1 : e.attempts;
     if (made >= durable.maxAttempts)
       plans.push({
@@ -151,6 +167,7 @@ function referenceWake(context: OutboxMachineContext): number {
     .filter((e) => e.status === 'pending')
     .flatMap((e) => {
       const held = e.heldUntil ?? -Infinity;
+      if (e.decided) return [held];
       const expiry = Math.max(held, e.createdAt + context.policy.durable.maxAgeMs);
       return context.online ? [expiry, Math.max(held, e.nextAttemptAt)] : [expiry];
     })
@@ -179,6 +196,13 @@ const entryArb = (id: number) =>
     status: statusArb,
     wakesWhenOnline: fc.boolean(),
     heldByServer: fc.boolean(),
+    decided: fc.option(
+      fc.constantFrom<OutboxDecision>(
+        { op: 'remove', attempts: 1 },
+        { op: 'dead-letter', attempts: 2, reason: 'not-retryable' },
+      ),
+      { nil: undefined, freq: 4 },
+    ),
   });
 const queueArb = fc
   .integer({ min: 0, max: 12 })

@@ -151,20 +151,30 @@ test.prop(
     startOnline: fc.boolean(),
     /** Which of the first store writes (updates and removes, in order) fail; later ones succeed. */
     writeFailures: fc.array(fc.boolean(), { maxLength: 12 }),
+    /**
+     * Which of the first lease requests (to take or renew it, either runner's) fail: a runner that loses the lease
+     * while a decision waits to be written again must forget that decision, not write it over the other's work.
+     */
+    leaseFailures: fc.array(fc.boolean(), { maxLength: 8 }),
   },
   { numRuns: 1_000 },
 )(
   'every entry ends sent or dead within maxAttempts sends, none is dropped, sends never overlap',
-  async ({ durable, replies, commands, startOnline, writeFailures }) => {
+  async ({ durable, replies, commands, startOnline, writeFailures, leaseFailures }) => {
     const policy = definePolicy({ durable });
     const clock = simulatedClock({ startAt: 1_000_000 });
     const base = memoryStore();
     let writes = 0;
     const flaky = () => writeFailures[writes++] === true;
+    let leaseCalls = 0;
     const store: OutboxStore = {
       ...base,
       update: (entry) => (flaky() ? Promise.reject(new Error('injected')) : base.update(entry)),
       remove: (id) => (flaky() ? Promise.reject(new Error('injected')) : base.remove(id)),
+      acquireLease: (owner, ttlMs, now) =>
+        leaseFailures[leaseCalls++] === true
+          ? Promise.reject(new Error('injected'))
+          : base.acquireLease(owner, ttlMs, now),
     };
     const connectivity = manualConnectivity(startOnline ? 'online' : 'offline');
 

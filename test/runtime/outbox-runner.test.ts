@@ -540,7 +540,7 @@ describe('createOutboxRunner', () => {
     await t.runner.close();
   });
 
-  it('keeps an entry as the store had it when a write fails, and sends it again later', async () => {
+  it('keeps an entry as the store had it when its removal fails, and writes the removal again later, unsent', async () => {
     const base = memoryStore();
     let failRemoves = 1;
     const store: OutboxStore = {
@@ -553,10 +553,14 @@ describe('createOutboxRunner', () => {
     expect(t.calls).toHaveLength(1);
     expect(await t.runner.size()).toBe(1);
     expect(t.emitted).toContainEqual({ type: 'outbox-store-failed', id: 'e1', op: 'remove', at: T0 });
-    // Held off for initialMs, then sent again (its idempotency key makes that safe) and removed.
+    // Held off for initialMs, then removed: the send succeeded, so it is not sent again.
     await t.run();
-    expect(t.timesOf('e1')).toEqual([0, 10_000]);
+    expect(t.timesOf('e1')).toEqual([0]);
     expect(await t.runner.size()).toBe(0);
+    expect(await t.store.list()).toEqual([]);
+    expect(t.emitted.filter((e) => e.type === 'entry-sent')).toEqual([
+      { type: 'entry-sent', id: 'e1', attempts: 1, at: T0 + 10_000 },
+    ]);
     await t.runner.close();
   });
 
