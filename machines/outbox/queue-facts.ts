@@ -63,9 +63,10 @@ interface KnownWake {
 const wakeByQueue = new WeakMap<Queue, KnownWake>();
 
 /**
- * The earliest of `times(entries)` after `now`, remembered per queue array: asked again for the same queue at a
- * later `now` that has not reached it, it is still the earliest (every other candidate is either at or before
- * the earlier `now`, or after it), so the queue is walked again only once that time has passed.
+ * The earliest time after `key.now` that `walk` finds in the queue (`nextWakeAt`'s walk), remembered per queue
+ * array: asked again for the same queue (and connectivity and limits) at a later `now` that has not reached it,
+ * it is still the earliest (every other time the walk considers is at or before the earlier `now`, or after it),
+ * so the queue is walked again only once that time has passed, or for an earlier `now`.
  */
 export function earliestAfter(
   entries: Queue,
