@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import * as actions from '../../machines/request/request.actions.js';
 import * as emitted from '../../machines/request/request.emitted.js';
+import { requestEffectDefaults } from '../../machines/request/request.effects.js';
 import { requestInputs, requestOutputs, requestParams } from '../../machines/request/request.io.js';
 import type { RequestMachineContext, RequestMachineInput } from '../../machines/request/request.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
@@ -175,6 +176,13 @@ describe('the request machine’s context changes', () => {
     });
   });
 
+  it('recordAttemptResult blames no origin when none was chosen', () => {
+    const refused = { kind: 'error', phase: 'connect', message: 'refused' } as const;
+    expect(actions.recordAttemptResult(on(), refused).failures).toEqual([
+      expect.objectContaining({ class: 'connect', origin: '' }),
+    ]);
+  });
+
   it('recordAttemptResult stops at a Retry-After the policy will not wait for (rule 5)', () => {
     const held = new Response('later', { status: 503, headers: { 'retry-after': '4' } });
     expect(
@@ -260,6 +268,7 @@ describe('the request machine’s context changes', () => {
       retries: 1,
       previousDelayMs: 0,
     });
+    expect(actions.startBackoff(on())).toEqual({ retries: 1, previousDelayMs: 0 });
     expect(actions.finishBackoff(on({ now: 2_000, previousDelayMs: 250 }))).toEqual({ now: 2_250 });
     expect(actions.finishBackoff(on({ now: 2_000 }))).toEqual({ now: 2_000 });
   });
@@ -512,5 +521,21 @@ describe('what flows in and out of the request machine', () => {
       reason: 'budget-exhausted',
     });
     expect(requestOutputs.machine({ event: { output: { status: 'failed' } } })).toEqual({ status: 'failed' });
+  });
+});
+
+describe('what the request machine’s actors do when none is provided', () => {
+  it('the transport and refreshAuth throw, saying what to provide; the others take the first origin, grant, cannot tell', () => {
+    expect(() => requestEffectDefaults.transport()).toThrow(
+      'requestMachine: provide a `transport` actor with requestMachine.provide({ actors })',
+    );
+    expect(() => requestEffectDefaults.refreshAuth()).toThrow(
+      'requestMachine: no `refreshAuth` actor provided',
+    );
+    expect(
+      requestEffectDefaults.chooseOrigin({ requestId: 'r1', origins: ['b', 'a'], write: false, attempt: 1 }),
+    ).toEqual({ origin: 'b' });
+    expect(requestEffectDefaults.claimRetry()).toEqual({ granted: true });
+    expect(requestEffectDefaults.reconcile()).toEqual({ status: 'unknown' });
   });
 });
