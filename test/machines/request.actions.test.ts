@@ -120,6 +120,7 @@ describe('the request machine’s context changes', () => {
       authGeneration: 7,
     });
     expect(changes).toEqual({ now: 1_400, attempts: 3, authGeneration: 7, inFlight: false, response });
+    expect(changes.response).toBe(response);
     // No count from the transport: one attempt; no stamp: the machine's time; no generation: the one it had.
     expect(
       actions.recordAttemptResult(on({ attempts: 2, now: 1_100, authGeneration: 4 }), {
@@ -152,6 +153,7 @@ describe('the request machine’s context changes', () => {
     });
     expect(changes.failures).toEqual([expect.objectContaining({ status: 503, origin: 'primary' })]);
     expect(changes.response).toBeUndefined();
+    expect(changes.lastResponse).toBe(unavailable);
     // Nothing sent: not pinned; a read is never pinned; once pinned, it stays pinned.
     const refused = { kind: 'error', phase: 'connect', message: 'refused' } as const;
     expect(actions.recordAttemptResult(on({ origin: 'primary' }), refused)).toMatchObject({ pinned: false });
@@ -169,11 +171,27 @@ describe('the request machine’s context changes', () => {
         ...refused,
         attempts: 2,
       }),
-    ).toMatchObject({ lastResponse: last, attempts: 2 });
+    ).toMatchObject({ attempts: 2 });
+    // Responses are compared by identity: toEqual sees no fields on a Response.
+    expect(
+      actions.recordAttemptResult(on({ origin: 'primary', lastResponse: last }), refused).lastResponse,
+    ).toBe(last);
     // The second retry doubles the first's wait.
     expect(actions.recordAttemptResult(on({ origin: 'primary', retries: 1 }), refused)).toMatchObject({
       plan: { kind: 'wait', delayMs: 200 },
     });
+  });
+
+  it('recordAttemptResult reads a Retry-After date against the attempt’s time, not the host clock', () => {
+    const at = Date.UTC(2026, 0, 1);
+    const held = new Response('later', {
+      status: 503,
+      headers: { 'retry-after': 'Thu, 01 Jan 2026 00:00:02 GMT' },
+    });
+    expect(
+      actions.recordAttemptResult(on({ origin: 'primary' }), { kind: 'response', response: held, at })
+        .failures,
+    ).toEqual([expect.objectContaining({ status: 503, retryAfterMs: 2_000 })]);
   });
 
   it('recordAttemptResult blames no origin when none was chosen', () => {
