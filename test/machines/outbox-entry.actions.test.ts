@@ -404,7 +404,8 @@ describe('the replies of the outbox’s children', () => {
   it('a store write: succeeded (stale with the stored entry, taken with its time), missing, or failed by name only', () => {
     const write = { id: 'e1', commit: { op: 'remove', attempts: 1 } } as never;
     const stored = { id: 'e1', createdAt: 0, attempts: 2, nextAttemptAt: 0, status: 'pending' } as const;
-    expect(commitEntryReply(write, { ok: true, value: { status: 'committed' } })).toEqual({
+    // toStrictEqual: no `stored` or `takenUntil` key, not even an undefined one.
+    expect(commitEntryReply(write, { ok: true, value: { status: 'committed' } })).toStrictEqual({
       type: 'commit.succeeded',
       id: 'e1',
     });

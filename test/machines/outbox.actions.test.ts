@@ -64,6 +64,11 @@ describe('what the outbox keeps of a stored entry', () => {
       heldByServer: true,
     });
     expect(actions.summarize(record('a'))).toMatchObject({ wakesWhenOnline: false, heldByServer: false });
+    // The last of three, not the second.
+    expect(actions.summarize(record('a', { failures: [refused, busy, refused] }))).toMatchObject({
+      wakesWhenOnline: true,
+      heldByServer: false,
+    });
     // A dead entry waits for nothing.
     expect(actions.summarize(record('a', { status: 'dead', failures: [refused] }))).toMatchObject({
       status: 'dead',
@@ -115,6 +120,24 @@ describe('the outbox’s queue', () => {
       changes: { now: 10_800 },
       emit: [],
     });
+  });
+
+  it('recordLoaded: the store’s entries in its order, then those enqueued meanwhile, and the counts', () => {
+    const step = actions.recordLoaded(on({ entries: [summary('new'), summary('a')] }), {
+      entries: [record('a'), record('d', { status: 'dead' }), record('a')],
+      at: 10_100,
+    });
+    expect(step.changes.entries!.map((e) => e.id)).toEqual(['a', 'd', 'new']);
+    expect(step.emit).toEqual([{ type: 'outbox-changed', size: 3, pending: 2, dead: 1, at: 10_100 }]);
+  });
+
+  it('recordRescanned: an entry added while another is forgotten is told', () => {
+    const step = actions.recordRescanned(on({ entries: [summary('a'), summary('x')] }), {
+      entries: [record('a'), record('b')],
+      complete: true,
+    });
+    expect(step.changes.entries!.map((e) => e.id)).toEqual(['a', 'b']);
+    expect(step.emit).toEqual([{ type: 'outbox-changed', size: 2, pending: 2, dead: 0, at: 10_000 }]);
   });
 
   it('recordRescanned: a complete read forgets what the store lost, unless in flight or written meanwhile', () => {
@@ -254,6 +277,48 @@ describe('the outbox’s queue', () => {
       changes: { now: 10_000 },
       stop: ['commit:nobody'],
     });
+  });
+
+  it('recordProgress: the queue takes the entry’s copy and starts the write or send it waits for', () => {
+    const c = context({ entries: [summary('c', { status: 'claiming' }), summary('p')], storeFailures: 2 });
+    const sending = summary('c', { status: 'sending', attempts: 1 });
+    expect(
+      actions.recordProgress(
+        { context: c },
+        { type: 'entry.progressed', id: 'c', entry: sending, wrote: true, at: 10_100 },
+      ),
+    ).toEqual({
+      changes: { now: 10_100, storeFailures: 0, entries: [sending, summary('p')] },
+      start: [{ src: 'sendEntry', id: 'send:c', input: { id: 'c', attempt: 1 } }],
+    });
+    const commit: OutboxCommit = { op: 'remove', attempts: 1 };
+    const committing = summary('c', { status: 'committing', attempts: 1, commit });
+    expect(
+      actions.recordProgress(
+        { context: c },
+        { type: 'entry.progressed', id: 'c', entry: committing, wrote: false },
+      ),
+    ).toEqual({
+      changes: { now: 10_000, storeFailures: 2, entries: [committing, summary('p')] },
+      start: [{ src: 'commitEntry', id: 'commit:c', input: { id: 'c', commit } }],
+    });
+  });
+
+  it('recordSettled: an entry that is not in flight is left as it is', () => {
+    const c = context({ entries: [summary('p')] });
+    expect(
+      actions.recordSettled(
+        { context: c },
+        {
+          type: 'entry.settled',
+          id: 'p',
+          outcome: 'missing',
+          entry: summary('p'),
+          wrote: false,
+          at: 10_100,
+        },
+      ),
+    ).toEqual({ changes: { now: 10_100 }, stop: ['entry:p', 'commit:p', 'send:p'] });
   });
 
   it('recordProgress: only for an entry in flight', () => {

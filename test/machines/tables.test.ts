@@ -177,6 +177,11 @@ describe('the derivation refuses what the lean executor does not run', () => {
       { initial: 'a', states: { a: { entry: { type: 'bump', params: { f: { g: () => 1 } } } } } },
       notPlain,
     );
+    // A function beside plain data (JSON.stringify drops it silently).
+    refuses(
+      { initial: 'a', states: { a: { entry: { type: 'bump', params: { by: 1, f: () => 1 } } } } },
+      notPlain,
+    );
     refuses(
       { initial: 'a', states: { a: { entry: { type: 'bump', params: () => 1 } } } },
       /its params function must be one of the logic’s named/,
