@@ -104,6 +104,18 @@ describe('the derivation refuses what the lean executor does not run', () => {
       { initial: 'a', states: { a: { initial: 'x', states: { x: { type: 'final' } } } } },
       /final state/,
     ));
+  it('schemas given to setup()', () =>
+    expect(() =>
+      deriveTable(
+        setup({ schemas: { events: {} }, guards, delays }).createMachine({
+          id: 'm',
+          context,
+          initial: 'a',
+          states: { a: {} },
+        } as never) as unknown as AnyStateMachine,
+        logic,
+      ),
+    ).toThrow(/state m: the state field `schemas` is not supported/));
   it('tags', () => refuses({ initial: 'a', states: { a: { tags: ['busy'] } } }, /field `tags`/));
   it('a wildcard event', () =>
     refuses({ initial: 'a', states: { a: { on: { '*': 'b' } }, b: {} } }, /wildcard/));
