@@ -229,7 +229,7 @@ describe('an outbox entry’s decisions', () => {
       }),
     );
     // Nothing reached a server because the path failed: going online wakes it (rule 6).
-    const refused = failure({ class: 'connect', requestSent: 'no', status: undefined });
+    const refused: Failure = { class: 'connect', requestSent: 'no', origin: 'https://api.example.test', message: 'refused' };
     expect(written({ ...reschedule, failure: refused })).toMatchObject({ wakesWhenOnline: true });
     // The send ended offline: it wakes too, whatever its failure.
     expect(written({ ...reschedule, failure: failure(), wakesWhenOnline: true })).toMatchObject({
@@ -306,8 +306,8 @@ describe('an outbox entry’s decisions', () => {
       now: 10_200,
       entry: entry({ status: 'dead', commit: undefined, taken: undefined }),
     });
-    expect(failed({ op: 'remove', attempts: 1 }).entry.status).toBe('pending');
-    expect(failed(undefined).entry.status).toBe('pending');
+    expect(failed({ op: 'remove', attempts: 1 }).entry?.status).toBe('pending');
+    expect(failed(undefined).entry?.status).toBe('pending');
   });
 
   it('missing, connectivity, the reports and clearWrote', () => {
@@ -475,7 +475,7 @@ describe('the record the outbox machine may see of a stored entry (rule 9)', () 
       attempts: 0,
       nextAttemptAt: 1,
       status: 'pending',
-      failures: [failure({ status: undefined })],
+      failures: [{ class: 'connect', requestSent: 'no', origin: 'https://api.example.test', message: 'refused' }],
     });
     expect(Object.keys(bare)).toEqual(['id', 'createdAt', 'attempts', 'nextAttemptAt', 'status', 'failures']);
     expect(Object.keys(bare.failures![0]!)).toEqual(['class', 'requestSent', 'origin', 'message']);

@@ -296,7 +296,7 @@ describe('the outbox’s queue', () => {
     expect(
       actions.recordProgress(
         { context: c },
-        { type: 'entry.progressed', id: 'c', entry: committing, wrote: false },
+        { type: 'entry.progressed', id: 'c', entry: committing, wrote: false, at: 9_000 },
       ),
     ).toEqual({
       changes: { now: 10_000, storeFailures: 2, entries: [committing, summary('p')] },
@@ -414,7 +414,7 @@ describe('outbox.retry and a missing entry', () => {
   it('requestRevive: only a dead entry is revived, dated now', () => {
     const c = context({ entries: [summary('p'), summary('d', { status: 'dead', attempts: 5 })] });
     const step = actions.requestRevive({ context: c }, { type: 'outbox.retry', id: 'd', at: 10_600 });
-    const commit = { op: 'revive', createdAt: 10_600, nextAttemptAt: 10_600 };
+    const commit: OutboxCommit = { op: 'revive', createdAt: 10_600, nextAttemptAt: 10_600 };
     expect(step.changes).toEqual({
       now: 10_600,
       entries: [summary('p'), summary('d', { status: 'committing', attempts: 5, commit })],

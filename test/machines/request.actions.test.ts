@@ -157,7 +157,7 @@ describe('the request machine’s context changes', () => {
     // Nothing sent: not pinned; a read is never pinned; once pinned, it stays pinned.
     const refused = { kind: 'error', phase: 'connect', message: 'refused' } as const;
     expect(actions.recordAttemptResult(on({ origin: 'primary' }), refused)).toMatchObject({ pinned: false });
-    const reached = { kind: 'error', phase: 'response', message: 'reset' } as const;
+    const reached = { kind: 'error', phase: 'connection-lost', message: 'reset' } as const;
     expect(actions.recordAttemptResult(on({ origin: 'primary', write: false }), reached)).toMatchObject({
       pinned: false,
     });
