@@ -229,7 +229,12 @@ describe('an outbox entry’s decisions', () => {
       }),
     );
     // Nothing reached a server because the path failed: going online wakes it (rule 6).
-    const refused: Failure = { class: 'connect', requestSent: 'no', origin: 'https://api.example.test', message: 'refused' };
+    const refused: Failure = {
+      class: 'connect',
+      requestSent: 'no',
+      origin: 'https://api.example.test',
+      message: 'refused',
+    };
     expect(written({ ...reschedule, failure: refused })).toMatchObject({ wakesWhenOnline: true });
     // The send ended offline: it wakes too, whatever its failure.
     expect(written({ ...reschedule, failure: failure(), wakesWhenOnline: true })).toMatchObject({
@@ -475,7 +480,9 @@ describe('the record the outbox machine may see of a stored entry (rule 9)', () 
       attempts: 0,
       nextAttemptAt: 1,
       status: 'pending',
-      failures: [{ class: 'connect', requestSent: 'no', origin: 'https://api.example.test', message: 'refused' }],
+      failures: [
+        { class: 'connect', requestSent: 'no', origin: 'https://api.example.test', message: 'refused' },
+      ],
     });
     expect(Object.keys(bare)).toEqual(['id', 'createdAt', 'attempts', 'nextAttemptAt', 'status', 'failures']);
     expect(Object.keys(bare.failures![0]!)).toEqual(['class', 'requestSent', 'origin', 'message']);
