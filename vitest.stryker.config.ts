@@ -32,6 +32,14 @@ class FastFirstSequencer extends BaseSequencer {
   }
 }
 
+/**
+ * The most cases any property or differential run makes here (`npm test` runs the counts the files write): a
+ * mutant of a machine reruns every property that covers it, and a survivor all of them. 500 is the least that
+ * still reaches every state and path the suites' own reach checks ask for (400 misses the request machine's
+ * `handingOver`, 250 a probe failure that sent nothing). docs/verification.md, "Mutation testing".
+ */
+const MUTATE_RUNS = '500';
+
 // Spread, not mergeConfig: mergeConfig appends arrays, and `include` must replace the base's `test/**`.
 export default defineConfig({
   // The base config builds @fast-check/vitest's chains on demand (test/setup/lazy-fast-check-chains.ts).
@@ -46,5 +54,7 @@ export default defineConfig({
       dir === 'test/engine/' ? `${dir}*.differential.property.test.ts` : `${dir}**/*.test.ts`,
     ),
     sequence: { sequencer: FastFirstSequencer },
+    // Read by test/setup/property-runs.ts and test/engine/differential-harness.ts (DIFF_RUNS).
+    env: { FAILWISE_MUTATE_RUNS: MUTATE_RUNS, DIFF_RUNS: MUTATE_RUNS },
   },
 });

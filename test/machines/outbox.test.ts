@@ -106,6 +106,29 @@ describe('outboxMachine embedded without the runner', () => {
     actor.stop();
   });
 
+  it('without a provided sendEntry, writes a dead-letter whose failure says what to provide and that nothing was sent', async () => {
+    const writes: CommitEntryInput[] = [];
+    const { clock, actor } = run({
+      commitEntry: commitEntryActor((write) => {
+        writes.push(write);
+        return Promise.resolve({ status: 'committed' });
+      }),
+    });
+    actor.send({ type: 'outbox.enqueued', entry: record('a') });
+    await clock.increment(0);
+    expect(writes.map((w) => w.commit.op)).toEqual(['claim', 'dead-letter']);
+    expect(writes[1]!.commit).toMatchObject({
+      reason: 'not-retryable',
+      failure: {
+        class: 'unexpected',
+        requestSent: 'no',
+        origin: '',
+        message: 'outboxMachine: provide a `sendEntry` actor with outboxMachine.provide({ actors })',
+      },
+    });
+    actor.stop();
+  });
+
   it('counts each attempt in the store before sending it', async () => {
     const order: string[] = [];
     const { clock, actor } = run({

@@ -42,7 +42,9 @@ import type { FailureClass, RequestSent } from '../../src/policy/failure.js';
 import type { HealthCriterion } from '../../src/policy/health-evidence.js';
 import type { HealthPolicy } from '../../src/policy/policy.js';
 import { healthPolicyArb } from '../helpers/arbitraries.js';
+import { propertyRuns } from '../setup/property-runs.js';
 
+const RUNS = 500;
 const START = 1_000_000;
 
 /** Failure classes that say the origin is unwell (docs/failure-classes.md); `unexpected` only without status. */
@@ -714,7 +716,7 @@ async function runScenario(scenario: Scenario): Promise<void> {
   expect(violations).toEqual([]);
 }
 
-test.prop({ scenario: scenarioArb }, { numRuns: 500 })(
+test.prop({ scenario: scenarioArb }, { numRuns: propertyRuns(RUNS) })(
   'the real origin-health machine follows the model: no flapping, failback only after dwell and probes, no traffic to failed origins',
   async ({ scenario }) => {
     await runScenario(scenario);
@@ -727,7 +729,7 @@ test.prop({ scenario: scenarioArb }, { numRuns: 500 })(
 // alone (`-t`), it generates the same runs itself (the same fixed seed, test/setup/fixed-seed.ts).
 test('the generated runs reach every state and every criterion, unexpected failures that sent nothing, the failback dwell both ways and growing waits after failed probes', async () => {
   if (reached.states.size === 0)
-    await fc.assert(fc.asyncProperty(scenarioArb, runScenario), { numRuns: 500 });
+    await fc.assert(fc.asyncProperty(scenarioArb, runScenario), { numRuns: propertyRuns(RUNS) });
   expect([...reached.states].sort()).toEqual(['failedOver', 'healthy', 'probingFailback', 'suspect']);
   expect([...reached.criteria].sort()).toEqual([
     'consecutive-failures',

@@ -23,6 +23,9 @@ import type { Failure, FailureClass } from '../../src/policy/failure.js';
 import { createOutboxRunner } from '../../src/runtime/outbox-runner.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
 import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
+import { propertyRuns } from '../setup/property-runs.js';
+
+const RUNS = 1_000;
 
 const durableArb = fc
   .record({
@@ -157,7 +160,7 @@ test.prop(
      */
     leaseFailures: fc.array(fc.boolean(), { maxLength: 8 }),
   },
-  { numRuns: 1_000 },
+  { numRuns: propertyRuns(RUNS) },
 )(
   'every entry ends sent or dead within maxAttempts sends, none is dropped, sends never overlap',
   async ({ durable, replies, commands, startOnline, writeFailures, leaseFailures }) => {

@@ -28,8 +28,10 @@ import type { PolicyInput } from '../../src/policy/policy.js';
 import type { TransportResult } from '../../src/transports/transport.js';
 import { policyArb, replyArb } from '../helpers/arbitraries.js';
 import { scriptedTransport, type ScriptedReply } from '../helpers/scripted-transport.js';
+import { propertyRuns } from '../setup/property-runs.js';
 
 const RUNS = 600;
+const runs = propertyRuns(RUNS);
 
 const REASONS = [
   'not-retryable',
@@ -350,7 +352,7 @@ async function runOnce(args: Args): Promise<void> {
   if (new Set(drawn).size > 1) reached.variedRandoms += 1;
 }
 
-test.prop({ args: argsArb }, { numRuns: RUNS })(
+test.prop({ args: argsArb }, { numRuns: runs })(
   'every request ends within its attempts and budget, never replays an unsafe write, and says why',
   async ({ args }) => {
     await runOnce(args);
@@ -361,7 +363,7 @@ test.prop({ args: argsArb }, { numRuns: RUNS })(
 // Tests in a file run in order: this reads what the property reached. Run alone (`-t`), it generates the same
 // runs itself (same fixed seed, same count).
 test('the generated runs reach reconciling, both origins, deadlineMs, idempotent and varied random draws', async () => {
-  if (reached.runs === 0) await fc.assert(fc.asyncProperty(argsArb, runOnce), { numRuns: RUNS });
-  expect(reached.runs).toBe(RUNS);
+  if (reached.runs === 0) await fc.assert(fc.asyncProperty(argsArb, runOnce), { numRuns: runs });
+  expect(reached.runs).toBe(runs);
   for (const [path, runs] of Object.entries(reached)) expect(runs, path).toBeGreaterThan(0);
 }, 60_000);

@@ -13,8 +13,10 @@ import type { Outcome } from '../../src/policy/outcome.js';
 import type { DecisionEvent } from '../../src/runtime/decision-events.js';
 import { policyArb, replyArb } from '../helpers/arbitraries.js';
 import { scriptedTransport } from '../helpers/scripted-transport.js';
+import { propertyRuns } from '../setup/property-runs.js';
 
 const RUNS = 300;
+const runs = propertyRuns(RUNS);
 
 /** The budget's slots for `active` requests, in integers: max(minConcurrency, floor(percent% of active)). */
 const slotsFor = (budget: { percent: number; minConcurrency: number }, active: number) =>
@@ -71,7 +73,7 @@ async function runOnce(args: Args): Promise<void> {
     reached.retryRefused += 1;
 }
 
-test.prop({ args: argsArb }, { numRuns: RUNS })(
+test.prop({ args: argsArb }, { numRuns: runs })(
   'requests retrying at once never outnumber the retry budget',
   async ({ args }) => {
     await runOnce(args);
@@ -82,7 +84,7 @@ test.prop({ args: argsArb }, { numRuns: RUNS })(
 // Tests in a file run in order: this reads what the property reached. Run alone (`-t`), it generates the same
 // runs itself (same fixed seed, same count).
 test('the generated runs fill every slot of the budget, and have retries refused', async () => {
-  if (reached.runs === 0) await fc.assert(fc.asyncProperty(argsArb, runOnce), { numRuns: RUNS });
-  expect(reached.runs).toBe(RUNS);
+  if (reached.runs === 0) await fc.assert(fc.asyncProperty(argsArb, runOnce), { numRuns: runs });
+  expect(reached.runs).toBe(runs);
   for (const [path, runs] of Object.entries(reached)) expect(runs, path).toBeGreaterThan(0);
 }, 60_000);

@@ -11,6 +11,7 @@ import { createFailoverClient } from '../../src/runtime/create-failover-client.j
 import type { Outcome } from '../../src/policy/outcome.js';
 import type { TransportResult } from '../../src/transports/transport.js';
 import { routedTransport } from '../helpers/routed-transport.js';
+import { propertyRuns } from '../setup/property-runs.js';
 
 const RUNS = 80;
 const PRIMARY = 'https://primary.example.test';
@@ -122,7 +123,7 @@ async function runOnce(args: Args): Promise<void> {
   expect(clock.pending()).toBe(0);
 }
 
-test.prop([argsArb], { numRuns: RUNS })(
+test.prop([argsArb], { numRuns: propertyRuns(RUNS) })(
   'no attempt or probe reaches a held origin, and no request waits past its budget',
   async (args) => {
     await runOnce(args);
