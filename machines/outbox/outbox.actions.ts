@@ -505,7 +505,9 @@ export const hasWorkInFlight = (context: OutboxMachineContext) =>
  */
 export function forgetDecisions({ context }: Args): Changes {
   if (queueFacts(context.entries, context.policy.durable).decided === 0) return {};
-  return { entries: context.entries.map((e) => (e.decided === undefined ? e : { ...e, decided: undefined })) };
+  return {
+    entries: context.entries.map((e) => (e.decided === undefined ? e : { ...e, decided: undefined })),
+  };
 }
 
 /** Whether a decision whose write failed waits to be written again (`decided`). */
