@@ -74,6 +74,14 @@ describe('an outbox entry’s first state', () => {
     expect(actions.initialEntryContext({ ...base, work: { commit: remove } }).entry.status).toBe(
       'committing',
     );
+    // A decision kept after a failed write is the write starting now: no longer kept.
+    const kept = actions.initialEntryContext({
+      ...base,
+      entry: entry({ status: 'pending', decided: remove }),
+      work: { commit: remove },
+    });
+    expect(kept.entry).toMatchObject({ status: 'committing', commit: remove });
+    expect(kept.entry.decided).toBeUndefined();
   });
 });
 
@@ -313,6 +321,15 @@ describe('an outbox entry’s decisions', () => {
     });
     expect(failed({ op: 'remove', attempts: 1 }).entry?.status).toBe('pending');
     expect(failed(undefined).entry?.status).toBe('pending');
+    // A claim or a revival is asked again from the start; a decision is kept, to be written again unsent.
+    expect(failed({ op: 'claim', attempts: 2 }).entry).toMatchObject({
+      status: 'pending',
+      decided: undefined,
+    });
+    expect(failed({ op: 'revive', createdAt: 1, nextAttemptAt: 1 }).entry?.decided).toBeUndefined();
+    expect(failed(undefined).entry?.decided).toBeUndefined();
+    const removal: OutboxCommit = { op: 'remove', attempts: 1 };
+    expect(failed(removal).entry).toMatchObject({ status: 'pending', decided: removal });
   });
 
   it('missing, connectivity, the reports and clearWrote', () => {
