@@ -18,7 +18,7 @@ import type {
   SendEntryInput,
 } from './outbox.types.js';
 import type { OutboxEntryMachineInput } from '../outbox-entry/outbox-entry.types.js';
-import { earliestAfter, queueFacts } from './queue-facts.js';
+import { attemptsMade, earliestAfter, isInFlight, queueFacts } from './queue-facts.js';
 
 /**
  * The outbox machine's decisions, as pure functions of its context. Each returns an `OutboxStep`: the context
@@ -86,9 +86,6 @@ export function summarize(record: OutboxEntryRecord): OutboxEntrySummary {
 /** The later of what the machine knew and the event's stamp: time never goes back. */
 const later = (context: OutboxMachineContext, at: number | undefined) =>
   at !== undefined && at > context.now ? at : context.now;
-
-const isInFlight = (entry: OutboxEntrySummary) =>
-  entry.status === 'claiming' || entry.status === 'sending' || entry.status === 'committing';
 
 /** Counts for `outbox-changed`. */
 function changed(entries: readonly OutboxEntrySummary[], at: number): OutboxMachineEmitted {
@@ -273,9 +270,11 @@ export function planDispatch(context: OutboxMachineContext): PlannedWork[] {
       plans.push({ id: entry.id, commit: entry.decided });
       continue;
     }
-    // An attempt counted but not made is not one of those used.
-    const made = entry.counted ? entry.attempts - 1 : entry.attempts;
-    const reason = deadBeforeSend(durable, { attempts: made, createdAt: entry.createdAt }, context.now);
+    const reason = deadBeforeSend(
+      durable,
+      { attempts: attemptsMade(entry), createdAt: entry.createdAt },
+      context.now,
+    );
     if (reason) {
       plans.push({ id: entry.id, commit: { op: 'dead-letter', attempts: entry.attempts, reason } });
     } else if (!blocked && context.online && slots > 0 && entry.nextAttemptAt <= context.now) {

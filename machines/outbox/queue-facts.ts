@@ -22,6 +22,14 @@ export interface QueueFacts {
 }
 
 type Queue = readonly OutboxEntrySummary[];
+
+/** An entry whose store write or send is in flight. */
+export const isInFlight = (entry: OutboxEntrySummary) =>
+  entry.status === 'claiming' || entry.status === 'sending' || entry.status === 'committing';
+
+/** The attempts an entry has made: one counted but not made yet (`counted`) is not one of those used. */
+export const attemptsMade = (entry: OutboxEntrySummary) =>
+  entry.counted ? entry.attempts - 1 : entry.attempts;
 type Limits = Pick<DurablePolicy, 'maxAttempts' | 'maxAgeMs'>;
 
 const factsByQueue = new WeakMap<Queue, { limits: Limits; facts: QueueFacts }>();
@@ -39,14 +47,11 @@ export function queueFacts(entries: Queue, limits: Limits): QueueFacts {
   };
   for (const entry of entries) {
     if (entry.status === 'claiming' || entry.status === 'sending') facts.sending += 1;
-    if (entry.status === 'claiming' || entry.status === 'sending' || entry.status === 'committing')
-      facts.inFlight += 1;
+    if (isInFlight(entry)) facts.inFlight += 1;
     if (entry.status !== 'pending') continue;
     if (entry.decided !== undefined) facts.decided += 1;
     facts.oldestCreatedAt = Math.min(facts.oldestCreatedAt, entry.createdAt);
-    // An attempt counted but not made is not one of those used (as planDispatch counts them).
-    const made = entry.counted ? entry.attempts - 1 : entry.attempts;
-    if (made >= limits.maxAttempts) facts.exhausted = true;
+    if (attemptsMade(entry) >= limits.maxAttempts) facts.exhausted = true;
   }
   factsByQueue.set(entries, { limits, facts });
   return facts;
