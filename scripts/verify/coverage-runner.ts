@@ -52,7 +52,7 @@ export function coverageRunner(): CoverageRunner {
   };
   return {
     runner: {
-      start(definition, options) {
+      prepare(definition, options) {
         const { table, logic } = instrumentedOf(
           definition.table,
           definition.logic as MachineLogic<unknown, unknown>,
@@ -64,7 +64,7 @@ export function coverageRunner(): CoverageRunner {
             return [name, childMachine(instrumented.table, instrumented.logic)];
           }),
         );
-        return leanRunner.start({ table, logic: logic as typeof definition.logic, machines }, options);
+        return leanRunner.prepare({ table, logic: logic as typeof definition.logic, machines }, options);
       },
     },
     coverage: () => [...byTable.values()].map((k) => k.coverage),

@@ -15,23 +15,19 @@ export function childMachine<TContext, TInput>(
   return {
     table,
     logic: logic as unknown as MachineLogic<unknown, unknown>,
-    start(id, input, parent, options) {
+    start(id, input, parent, machine) {
       let children = running.get(parent);
       if (children === undefined) running.set(parent, (children = new Map<string, LeanActor<unknown>>()));
-      const child = new LeanActor(
+      const child: LeanActor<unknown> = new LeanActor(
+        { ...machine, table, logic: logic as unknown as MachineLogic<unknown, unknown> },
+        input,
         {
-          ...options,
-          table,
-          logic: logic as unknown as MachineLogic<unknown, unknown>,
-          onEmit: undefined,
-          onChange: undefined,
-          onEnd: (end) => {
+          ended(end) {
             if (children.get(id) === child) children.delete(id);
             if (end.status === 'error') parent.send({ type: `xstate.error.actor.${id}`, error: end.error });
           },
-          parent,
         },
-        input,
+        parent,
       );
       children.set(id, child);
       return child.start();

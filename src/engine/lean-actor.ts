@@ -23,7 +23,7 @@ import { TimerTarget, type Timers } from './timers.js';
  * after the step, in the order XState defers them. An invoked actor that answers synchronously is handed
  * its reply at once, after the step, instead of a promise later: the same order of events, without a tick.
  */
-export interface LeanActorOptions<TContext, TInput> {
+export interface LeanMachine<TContext, TInput> {
   table: MachineTable;
   logic: MachineLogic<TContext, TInput>;
   timers: Timers;
@@ -33,23 +33,28 @@ export interface LeanActorOptions<TContext, TInput> {
   spawned?: ReadonlySet<string> | undefined;
   /**
    * Machines a step may start as children, by name (the outbox's `outboxEntry`): each runs in a lean actor of
-   * its own, with these same options, and may send this machine events (`sendParent`); a step sends it events
-   * by its id (`ActionStep.send`).
+   * its own, with these same effects and timers, and may send this machine events (`sendParent`); a step sends it
+   * events by its id (`ActionStep.send`).
    */
   machines?: Readonly<Record<string, ChildMachine>> | undefined;
-  /** @internal The machine that started this one as its child: where `sendParent` actions go. */
-  parent?: { send(event: Event): void } | undefined;
   /**
    * Names of actors that ignore their signal (they answer at once, or their work cannot be called off): they get
    * a signal that never aborts, so that no AbortController (several µs each in Node) is made for them.
    */
   ignoresSignal?: ReadonlySet<string> | undefined;
+}
+
+/**
+ * What one run tells its owner. An object with methods rather than three callbacks: a request's own object (the
+ * request driver's) observes its run, so a run in flight holds no closures for it.
+ */
+export interface LeanObserver {
   /** The machine's emitted events, after the step that emitted them. */
-  onEmit?: ((event: { type: string }) => void) | undefined;
+  emitted?(event: { type: string }): void;
   /** After every step (the outbox runner waits for states this way). */
-  onChange?: (() => void) | undefined;
+  changed?(): void;
   /** Once, when the machine reaches its final state, stops, or fails. */
-  onEnd?: ((end: LeanEnd) => void) | undefined;
+  ended?(end: LeanEnd): void;
 }
 
 /**
@@ -64,7 +69,7 @@ export interface ChildMachine {
     id: string,
     input: unknown,
     parent: LeanActor<unknown>,
-    options: LeanActorOptions<unknown, unknown>,
+    machine: LeanMachine<unknown, unknown>,
   ): LeanActor<unknown>;
 }
 
@@ -129,16 +134,26 @@ export class LeanActor<TContext, TInput = unknown> {
   /** Whether the step changed context, children or states (XState's new snapshot): eventless transitions are selected again. */
   private changed = false;
 
-  /** The input is read once, for the initial context, and not kept. */
-  private readonly options: LeanActorOptions<TContext, TInput>;
+  /** What every run of the machine shares (one object per client and machine); the input is read once, not kept. */
+  private readonly options: LeanMachine<TContext, TInput>;
+  private readonly observer: LeanObserver | undefined;
+  /** The machine that started this one as its child: where `sendParent` actions go. */
+  private readonly parent: { send(event: Event): void } | undefined;
 
-  constructor(options: LeanActorOptions<TContext, TInput>, input: TInput) {
-    this.options = options;
-    const compiled = compile(options.table);
+  constructor(
+    machine: LeanMachine<TContext, TInput>,
+    input: TInput,
+    observer?: LeanObserver,
+    parent?: { send(event: Event): void },
+  ) {
+    this.options = machine;
+    this.observer = observer;
+    this.parent = parent;
+    const compiled = compile(machine.table);
     this.compiled = compiled;
     this.states = compiled.states;
     this.everyState = compiled.everyState;
-    this.context = options.logic.context({ input });
+    this.context = machine.logic.context({ input });
   }
 
   private readonly compiled: Compiled;
@@ -173,7 +188,7 @@ export class LeanActor<TContext, TInput = unknown> {
     if (this.status !== 'active') return;
     this.status = 'stopped';
     this.halt();
-    this.options.onEnd?.({ status: 'stopped' });
+    this.observer?.ended?.({ status: 'stopped' });
   }
 
   /** The state value, as XState's snapshot would give it (built once per configuration: callers ask often). */
@@ -222,18 +237,18 @@ export class LeanActor<TContext, TInput = unknown> {
     if (effects) for (const effect of effects) effect();
     if (this.status === 'done') {
       this.halt();
-      this.options.onChange?.();
-      this.options.onEnd?.({ status: 'done', output: this.output });
+      this.observer?.changed?.();
+      this.observer?.ended?.({ status: 'done', output: this.output });
       return;
     }
-    this.options.onChange?.();
+    this.observer?.changed?.();
   }
 
   private fail(error: unknown): void {
     if (this.status !== 'active' && this.status !== 'done') return;
     this.status = 'error';
     this.halt();
-    this.options.onEnd?.({ status: 'error', error });
+    this.observer?.ended?.({ status: 'error', error });
   }
 
   /** Clears every timer and aborts every child. */
@@ -574,7 +589,7 @@ export class LeanActor<TContext, TInput = unknown> {
       } else if (impl.kind === 'sendParent') {
         // Without a parent this fails the machine, as it does in XState.
         const sent = impl.run(args, params as never) as Event;
-        this.defer(() => this.options.parent!.send(sent));
+        this.defer(() => this.parent!.send(sent));
       } else {
         this.performStep(impl.run(args, params as never));
       }
@@ -611,8 +626,8 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private emit(event: { type: string }): void {
-    const onEmit = this.options.onEmit;
-    if (onEmit) this.defer(() => onEmit(event));
+    const observer = this.observer;
+    if (observer?.emitted) this.defer(() => observer.emitted!(event));
   }
 
   private armTimer(eventType: string, delayName: string): void {

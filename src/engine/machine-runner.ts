@@ -5,7 +5,8 @@ import {
   LeanActor,
   type ChildMachine,
   type LeanEffect,
-  type LeanEnd,
+  type LeanMachine,
+  type LeanObserver,
   type LeanStatus,
 } from './lean-actor.js';
 import { clockTimers } from './timers.js';
@@ -17,10 +18,14 @@ import { clockTimers } from './timers.js';
  * actors, so that the Stately inspector sees every machine. Nothing else depends on which one runs.
  */
 export interface MachineRunner {
-  start<TContext, TInput>(
+  /**
+   * Readies a machine to run with the clock and effects all its runs share; `start` then makes one run. A client
+   * prepares each of its machines once, so that a run (a request in flight) holds only what is its own.
+   */
+  prepare<TContext, TInput>(
     definition: MachineDefinition<TContext, TInput>,
-    options: RunOptions<TInput>,
-  ): MachineRun<TContext>;
+    options: PrepareOptions,
+  ): PreparedMachine<TContext, TInput>;
 }
 
 /**
@@ -33,8 +38,8 @@ export interface MachineDefinition<TContext, TInput> {
   machines?: Readonly<Record<string, ChildMachine>> | undefined;
 }
 
-export interface RunOptions<TInput> {
-  input: TInput;
+/** What every run of a prepared machine shares. */
+export interface PrepareOptions {
   clock: Clock;
   /** Invoked actors by name: a value or a promise of one; `signal` aborts when the invoking state is left. */
   actors: Readonly<Record<string, LeanEffect>>;
@@ -42,12 +47,15 @@ export interface RunOptions<TInput> {
   spawned?: Readonly<Record<string, (input: never, signal: AbortSignal) => Promise<{ type: string }>>>;
   /** Actors (invoked or spawned) that ignore their signal: the lean executor makes no AbortController for them. */
   ignoresSignal?: ReadonlySet<string> | undefined;
-  onEmit?: ((event: { type: string }) => void) | undefined;
-  /** After every step. */
-  onChange?: (() => void) | undefined;
-  /** Once, when the machine ends: done (with its output), stopped, or failed. */
-  onEnd?: ((end: LeanEnd) => void) | undefined;
 }
+
+export interface PreparedMachine<TContext, TInput> {
+  /** Starts one run from `input`; `observer` hears its emitted events, its steps and its end. */
+  start(input: TInput, observer?: RunObserver): MachineRun<TContext>;
+}
+
+/** What one run tells its owner (the lean executor's `LeanObserver`): emitted events, each step, its end. */
+export type RunObserver = LeanObserver;
 
 export interface MachineRun<TContext> {
   readonly status: LeanStatus;
@@ -61,22 +69,20 @@ export interface MachineRun<TContext> {
 
 /** Runs machines in the lean executor: no actor, snapshot or mailbox per run. */
 export const leanRunner: MachineRunner = {
-  start(definition, options) {
+  prepare<TContext, TInput>(
+    definition: MachineDefinition<TContext, TInput>,
+    options: PrepareOptions,
+  ): PreparedMachine<TContext, TInput> {
     const { spawned } = options;
-    return new LeanActor(
-      {
-        table: definition.table,
-        logic: definition.logic,
-        timers: clockTimers(options.clock),
-        actors: spawned ? { ...options.actors, ...spawned } : options.actors,
-        spawned: spawned ? new Set(Object.keys(spawned)) : undefined,
-        machines: definition.machines,
-        ignoresSignal: options.ignoresSignal,
-        onEmit: options.onEmit,
-        onChange: options.onChange,
-        onEnd: options.onEnd,
-      },
-      options.input,
-    ).start();
+    const machine: LeanMachine<TContext, TInput> = {
+      table: definition.table,
+      logic: definition.logic,
+      timers: clockTimers(options.clock),
+      actors: spawned ? { ...options.actors, ...spawned } : options.actors,
+      spawned: spawned ? new Set(Object.keys(spawned)) : undefined,
+      machines: definition.machines,
+      ignoresSignal: options.ignoresSignal,
+    };
+    return { start: (input, observer) => new LeanActor(machine, input, observer).start() };
   },
 };

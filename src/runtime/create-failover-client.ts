@@ -8,24 +8,18 @@ import { isSafeMethod } from '../policy/methods.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { TransportErrorPhase, TransportResult } from '../policy/transport-result.js';
-import type {
-  AttemptInput,
-  AttemptOutput,
-  RequestMachineEmitted,
-  RequestMachineOutput,
-} from '../../machines/request/request.types.js';
+import type { AttemptInput, AttemptOutput } from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
 import { createAuthCoordinator } from './auth-coordinator.js';
 import { createHealthMonitor, type HealthSnapshot } from './health-monitor.js';
 import { createProbe } from './probe.js';
-import type { RunOutput } from './durable-entry.js';
 import type { ClientOutbox, DurableStart } from './durable-work.js';
 import { lazyPart } from './lazy-part.js';
 import { closedError } from '../stores/closed-error.js';
 import { STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
 import type { FailoverClientOptions } from './client-options.js';
-import type { DecisionEventDraft, EmitRequestEvent } from './decision-events.js';
+import type { DecisionEventDraft } from './decision-events.js';
 import {
   CREDENTIAL_HEADERS,
   prepareRequest,
@@ -37,7 +31,8 @@ import { failoverRequestOf, type FetchInit } from './fetch-input.js';
 import { observerFailed } from './observer-failed.js';
 import { redactEvent, withoutQuery } from './redact.js';
 import type { TelemetryRequest, TelemetryRun } from './telemetry.js';
-import { createRequestDriver, type RunningRequest } from './request-driver.js';
+import { createRequestDriver } from './request-driver.js';
+import { InteractiveRun, RequestRun, type RequestHost } from './request-run.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { createRetrySlots } from './retry-slots.js';
 import { createServerHolds } from './server-holds.js';
@@ -73,14 +68,6 @@ export interface FailoverClient {
 
 export type { FetchInit };
 
-interface InFlight {
-  prepared: PreparedRequest;
-  trace: TelemetryRun | undefined;
-  running?: RunningRequest<unknown>;
-}
-
-const ignoreEvent: EmitRequestEvent = () => undefined;
-
 /**
  * Creates a client that runs every request through the request machine. Throws `PolicyError`
  * synchronously, naming every bad option by path.
@@ -109,7 +96,7 @@ function createClient(
   const originIds = origins.map((origin) => origin.id);
   const bases = origins.map((origin) => origin.base);
   const { store } = options;
-  const inFlight = new Map<string, InFlight>();
+  const inFlight = new Map<string, RequestRun<unknown>>();
   const retrySlots = createRetrySlots(policy.retryBudget);
   // A 429/503 with Retry-After holds its origin back for every request of this client (issue 14).
   const holds = createServerHolds();
@@ -228,6 +215,24 @@ function createClient(
     { clock, runner },
   );
 
+  /** What every request of this client reports to (request-run.ts). */
+  const host: RequestHost = {
+    clock,
+    wantsEvents: onEvent !== undefined,
+    notify,
+    originsById,
+    monitor,
+    holds,
+    inFlight,
+    retrySlots,
+  };
+  const requestRun = (
+    requestId: string,
+    prepared: PreparedRequest,
+    startedAt: number,
+    trace?: TelemetryRun,
+  ) => new RequestRun(host, requestId, prepared, startedAt, trace);
+
   // Durable work (the outbox) and cached reads are loaded with import() when first needed, so that an app
   // making only interactive requests does not bundle them up front (docs/design.md#bundle-budget). An app's
   // own clock (simulated time) is held at its instant while they load (lazy-part.ts).
@@ -246,7 +251,7 @@ function createClient(
           isOffline,
           primary: origins[0]!.id,
           notify,
-          eventsOf,
+          requestRun,
           run,
           telemetry,
           traced,
@@ -267,7 +272,7 @@ function createClient(
           policy,
           interactive: (prepared) => requestInteractive(prepared),
           announceStale: (prepared, origin, attempts, startedAt) =>
-            eventsOf(`c${++requests}`, prepared, startedAt).emit('succeeded', origin, attempts, {
+            requestRun(`c${++requests}`, prepared, startedAt).emit('succeeded', origin, attempts, {
               stale: true,
             }),
         }),
@@ -417,128 +422,14 @@ function createClient(
   }
 
   /**
-   * Decision events of one request (or one send of an outbox entry), redacted (src/runtime/redact.ts), and what
-   * its machine emits told to its telemetry run, if any.
+   * Runs a request through the request machine to its end; `signal` cancels it at once. A plain promise chain, not
+   * an async function: a request in flight holds no suspended frame of its own.
    */
-  function eventsOf(requestId: string, prepared: PreparedRequest, startedAt: number, trace?: TelemetryRun) {
-    // Without an observer there is no one to build decision events for: one shared no-op, no closure per request.
-    const emit: EmitRequestEvent =
-      onEvent === undefined
-        ? ignoreEvent
-        : (type, originId, attempt, details) => {
-            const origin = originsById.get(originId ?? '');
-            // The fields of `type` come typed from the caller; the request's own are the same for every type.
-            notify(
-              Object.assign({}, details, {
-                type,
-                requestId,
-                method: prepared.method,
-                path: prepared.path,
-                origin: origin?.id,
-                host: origin?.host,
-                attempt,
-                elapsedMs: clock.now() - startedAt,
-              }) as DecisionEventDraft,
-            );
-          };
-    const onEmitted = (event: RequestMachineEmitted) => {
-      if (trace !== undefined) trace.emitted(event);
-      // A 429/503 with Retry-After holds its origin back for every request of the client (issue 14), from now:
-      // before this request (or any other) chooses the origin of its next attempt.
-      const holdUntil =
-        event.type === 'attempt-failed' && event.failure.retryAfterMs !== undefined
-          ? holds.note(event.failure, event.at)
-          : undefined;
-      // Every attempt's outcome feeds the origin set's health; a success is not a decision event.
-      if (event.type === 'attempt-succeeded') {
-        monitor.report({
-          type: 'attempt.succeeded',
-          origin: event.origin,
-          latencyMs: event.latencyMs,
-          at: event.at,
-        });
-        return;
-      }
-      // An attempt the request's own budget cut short was given less than attemptMs, and one in flight across a
-      // network change broke with the old network: neither is evidence against the origin.
-      if (event.type === 'attempt-failed' && event.cutByBudget !== true && event.acrossChange !== true) {
-        const { failure } = event;
-        monitor.report({
-          type: 'attempt.failed',
-          origin: failure.origin,
-          failureClass: failure.class,
-          status: failure.status,
-          requestSent: failure.requestSent,
-          at: event.at,
-        });
-      }
-      if (onEvent === undefined) return;
-      if (event.type === 'attempt-started') return emit(event.type, event.origin, event.attempt, {});
-      if (event.type === 'waiting-for-hold')
-        return emit(event.type, event.origin, event.attempt, {
-          delayMs: event.delayMs,
-          holdUntil: event.holdUntil,
-        });
-      const { failure } = event;
-      const failed = {
-        failureClass: failure.class,
-        requestSent: failure.requestSent,
-        status: failure.status,
-        retryAfterMs: failure.retryAfterMs,
-      };
-      if (event.type === 'retry-scheduled')
-        emit(event.type, event.origin, event.attempt, Object.assign(failed, { delayMs: event.delayMs }));
-      else
-        emit(
-          event.type,
-          event.origin,
-          event.attempt,
-          Object.assign(failed, {
-            reason: event.cutByBudget ? ('budget-exhausted' as const) : undefined,
-            acrossChange: event.acrossChange,
-          }),
-        );
-      if (holdUntil !== undefined)
-        notify({
-          type: 'origin-held',
-          origin: failure.origin,
-          host: originsById.get(failure.origin)?.host ?? '',
-          status: failure.status!,
-          retryAfterMs: failure.retryAfterMs!,
-          holdUntil,
-          requestId,
-        });
-    };
-    return { emit, onEmitted };
-  }
-
-  /**
-   * Runs a prepared request through the request machine to its end; `signal` cancels it at once. A plain
-   * promise chain, not an async function: a request in flight holds no suspended frame of its own.
-   */
-  function run<T = RunOutput>(
-    prepared: PreparedRequest,
-    requestId: string,
-    runPolicy: Policy,
-    signal: AbortSignal | undefined,
-    trace: TelemetryRun | undefined,
-    onEmitted: (event: RequestMachineEmitted) => void,
-    outcomeOf?: (output: RunOutput) => T,
-  ): Promise<T> {
-    const entry: InFlight = { prepared, trace };
-    inFlight.set(requestId, entry);
-    const cancel = signal && (() => entry.running?.cancel());
-    // When the machine ends: the request's bookkeeping, then (given `outcomeOf`) what the run resolves with.
-    const finish = (output: RequestMachineOutput | undefined) => {
-      if (cancel) signal.removeEventListener('abort', cancel);
-      inFlight.delete(requestId);
-      // A request that began retrying holds its slot until it ends.
-      retrySlots.release(requestId);
-      // Durable work is deferred by the outbox, not by this machine (`deferrable: false`): never `deferred` here.
-      return output !== undefined && outcomeOf ? outcomeOf(output as RunOutput) : output;
-    };
+  function run<T>(record: RequestRun<T>, runPolicy: Policy, signal: AbortSignal | undefined): Promise<T> {
+    const { requestId, prepared } = record;
+    inFlight.set(requestId, record);
     try {
-      entry.running = driver.run(
+      const running = driver.run(
         {
           requestId,
           method: prepared.method,
@@ -555,22 +446,24 @@ function createClient(
           random: options.random,
           deviceOffline: isOffline(),
         },
-        onEmitted,
-        finish,
+        record,
       );
-      if (cancel) {
-        if (signal.aborted) cancel();
-        signal.addEventListener('abort', cancel, { once: true });
+      record.running = running;
+      if (signal) {
+        // The record listens itself (`handleEvent`): no closure per request.
+        record.signal = signal;
+        if (signal.aborted) running.cancel();
+        signal.addEventListener('abort', record, { once: true });
       }
+      return running.done as Promise<T>;
     } catch (error) {
-      finish(undefined);
+      record.ended(undefined);
       return Promise.reject(
         error instanceof Error
           ? error
           : new MachineError(`requestMachine: ${String(error)}`, { cause: error }),
       );
     }
-    return entry.running.done as Promise<T>;
   }
 
   // Not an async function: the promise it returns is the request's own, with no wrapper around it (nor the
@@ -612,25 +505,15 @@ function createClient(
     const requestId = `r${++requests}`;
     const startedAt = clock.now();
     const trace = telemetry && telemetry.request(traced(requestId, prepared), startedAt);
-    const { emit, onEmitted } = eventsOf(requestId, prepared, startedAt, trace);
+    const record = new InteractiveRun(host, requestId, prepared, startedAt, trace);
     // Rule 6: while the connectivity source says offline, an interactive request fails at once.
     if (isOffline()) {
-      emit('failed', undefined, 0, { reason: 'offline' });
+      record.emit('failed', undefined, 0, { reason: 'offline' });
       const outcome: Outcome = { status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 };
       if (trace) trace.end(outcome, startedAt);
       return Promise.resolve(outcome);
     }
-    return run(prepared, requestId, policy, prepared.signal, trace, onEmitted, (output): Outcome => {
-      if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts, {});
-      else
-        emit('failed', output.origin, output.attempts, {
-          reason: output.reason,
-          failureClass: output.failure?.class,
-        });
-      const now = clock.now();
-      if (trace) trace.end(output, now);
-      return Object.assign({}, output, { elapsedMs: now - startedAt });
-    });
+    return run(record, policy, prepared.signal);
   }
 
   return {

@@ -1,5 +1,4 @@
 import type { SendResult } from '../../machines/outbox/outbox.types.js';
-import type { RequestMachineEmitted } from '../../machines/request/request.types.js';
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import { FailwiseError } from '../errors/failwise-error.js';
@@ -8,7 +7,8 @@ import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import { memoryStore } from '../stores/memory-store.js';
-import type { DecisionEventDraft, EmitRequestEvent } from './decision-events.js';
+import type { DecisionEventDraft } from './decision-events.js';
+import type { RequestRun } from './request-run.js';
 import { outboxDecisionEvent } from './outbox-decision-event.js';
 import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
 import { isMendable } from '../policy/mendable.js';
@@ -67,15 +67,13 @@ export interface DurableWork {
 }
 
 /** The decision events of one request or send (create-failover-client.ts). */
-type EventsOf = (
+/** A request run of the client (request-run.ts): a durable request's decision events, or one send of its entry. */
+type RunOf = (
   requestId: string,
   prepared: PreparedRequest,
   startedAt: number,
   trace?: TelemetryRun,
-) => {
-  emit: EmitRequestEvent;
-  onEmitted: (event: RequestMachineEmitted) => void;
-};
+) => RequestRun;
 
 /**
  * Durable work: the outbox runner on the client's store, `lifetime: 'durable'` requests, and the sends the
@@ -96,20 +94,14 @@ export function createDurableWork(deps: {
   /** The primary origin's id, for a failure that ended a send before any attempt. */
   primary: string;
   notify: (event: DecisionEventDraft) => void;
-  eventsOf: EventsOf;
-  run: (
-    prepared: PreparedRequest,
-    requestId: string,
-    policy: Policy,
-    signal: AbortSignal | undefined,
-    trace: TelemetryRun | undefined,
-    onEmitted: (event: RequestMachineEmitted) => void,
-  ) => Promise<RunOutput>;
+  requestRun: RunOf;
+  /** Runs the request machine for `record` to its end; `signal` cancels it. */
+  run: (record: RequestRun, policy: Policy, signal: AbortSignal | undefined) => Promise<RunOutput>;
   telemetry?: TelemetrySession | undefined;
   /** What telemetry may know of a request. */
   traced: (requestId: string, prepared: PreparedRequest) => TelemetryRequest;
 }): DurableWork {
-  const { clock, policy, connectivity, isOffline, notify, eventsOf, run, telemetry } = deps;
+  const { clock, policy, connectivity, isOffline, notify, requestRun, run, telemetry } = deps;
   const store = deps.store ?? memoryStore();
   /** A durable request waiting for its first send's outcome, by entry id. */
   const sendWaiters = new Map<string, (output: RunOutput) => void>();
@@ -164,10 +156,10 @@ export function createDurableWork(deps: {
     trace: TelemetryRun | undefined,
   ): Promise<Outcome> {
     const { entryId, startedAt } = start;
-    const { emit } = eventsOf(entryId, prepared, startedAt);
+    const events = requestRun(entryId, prepared, startedAt);
     /** Deferred, after the first send's output when it ended with a mendable failure (its origin and attempts). */
     const deferred = (reason: FailReason | 'durable', after?: RunOutput): Outcome => {
-      emit('deferred', after?.origin, after?.attempts, { reason });
+      events.emit('deferred', after?.origin, after?.attempts, { reason });
       return { status: 'deferred', entryId, reason };
     };
     let ended: { output: RunOutput; elapsedMs: number } | FailReason | undefined;
@@ -223,7 +215,7 @@ export function createDurableWork(deps: {
         abandoned.abort();
         written.catch(() => undefined);
         const reason = typeof ended === 'string' ? ended : 'budget-exhausted';
-        emit('failed', undefined, 0, { reason, failureClass: 'unexpected' });
+        events.emit('failed', undefined, 0, { reason, failureClass: 'unexpected' });
         return {
           status: 'failed',
           reason,
@@ -250,7 +242,7 @@ export function createDurableWork(deps: {
       // Succeeded (the outbox removes it; the send announced it), or failed for good (the outbox dead-letters
       // it, for the app to see).
       if (output.status === 'failed')
-        emit('failed', output.origin, output.attempts, {
+        events.emit('failed', output.origin, output.attempts, {
           reason: output.reason,
           failureClass: output.failure?.class,
         });
@@ -269,20 +261,16 @@ export function createDurableWork(deps: {
     const prepared = preparedOf(entry);
     const startedAt = clock.now();
     const trace = telemetry?.send(deps.traced(entry.id, prepared), startedAt, waitingTraces.get(entry.id));
-    const { emit, onEmitted: announce } = eventsOf(entry.id, prepared, startedAt, trace);
+    const send = requestRun(entry.id, prepared, startedAt, trace);
     // The entry keeps every failure of its live attempts, not only the last.
-    const failures: Failure[] = [];
-    const onEmitted = (event: RequestMachineEmitted) => {
-      if (event.type === 'attempt-failed') failures.push(event.failure);
-      announce(event);
-    };
+    const failures: Failure[] = (send.failures = []);
     // `entry.attempts` counts this send's first attempt already.
     const left = Math.max(1, Math.min(policy.attempts.max, policy.durable.maxAttempts - entry.attempts + 1));
     const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
-    const output = await run(prepared, entry.id, runPolicy, signal, trace, onEmitted);
+    const output = await run(send, runPolicy, signal);
     trace?.end(output, clock.now());
     sendWaiters.get(entry.id)?.(output);
-    if (output.status === 'succeeded') emit('succeeded', output.origin, output.attempts, {});
+    if (output.status === 'succeeded') send.emit('succeeded', output.origin, output.attempts, {});
     return sendResultOf(output, deps.primary, failures, clock.now());
   }
 

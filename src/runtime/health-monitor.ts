@@ -78,20 +78,20 @@ export function createHealthMonitor(options: {
       (origin) => holds.until(origin, now) !== undefined,
     );
   };
-  const machine: MachineRun<OriginHealthContext> = options.runner.start(originHealthDefinition, {
-    input: {
-      origins: options.origins,
-      policy: options.policy,
-      now: clock.now(),
-      online: connectivity?.current() !== 'offline',
-      seed: options.seed,
-    },
-    clock,
-    actors: { probe: probes.probe },
-    onEmit: (event) => {
-      if (event.type === 'health-changed') options.onChange?.(event as HealthChanged, choose(false));
-    },
-  });
+  const input = {
+    origins: options.origins,
+    policy: options.policy,
+    now: clock.now(),
+    online: connectivity?.current() !== 'offline',
+    seed: options.seed,
+  };
+  const machine: MachineRun<OriginHealthContext> = options.runner
+    .prepare(originHealthDefinition, { clock, actors: { probe: probes.probe } })
+    .start(input, {
+      emitted: (event) => {
+        if (event.type === 'health-changed') options.onChange?.(event as HealthChanged, choose(false));
+      },
+    });
   // The client subscribed first, so on `changed` the transport's pool is already dropped when a probe is resent.
   const unsubscribe = connectivity?.subscribe((hint) => {
     if (hint === 'changed') probes.changed();

@@ -435,8 +435,7 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       if (event.type === 'entry-dead-lettered') counts.failed += 1;
     }
   };
-  const machine: MachineRun<OutboxMachineContext> = (options.runner ?? leanRunner).start(outboxDefinition, {
-    input: { policy, now: now(), online: online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS },
+  const prepared = (options.runner ?? leanRunner).prepare(outboxDefinition, {
     clock,
     // Store calls cannot be called off once made (a write that was asked for lands or fails): only a send
     // listens to its signal, which close() aborts.
@@ -454,7 +453,10 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       sendEntry: (input: SendEntryInput, signal: AbortSignal) =>
         replyOf(sendEntry, sendEntryReply, input, signal, now),
     },
-    onEmit: (event) => {
+  });
+  const input = { policy, now: now(), online: online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS };
+  const machine: MachineRun<OutboxMachineContext> = prepared.start(input, {
+    emitted: (event) => {
       count(event as OutboxMachineEmitted);
       try {
         options.onEmitted?.(event as OutboxMachineEmitted);
@@ -462,11 +464,11 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
         // A listener's failure is its own: the outbox goes on.
       }
     },
-    onChange: () => {
+    changed: () => {
       settleReads();
       wake();
     },
-    onEnd: (end) => {
+    ended: (end) => {
       if (end.status === 'error') failure = end.error;
       wake();
     },

@@ -19,7 +19,7 @@ import type {
 } from '../../machines/request/request.types.js';
 import type { Clock } from '../clock/clock.js';
 import type { LeanEnd } from '../engine/lean-actor.js';
-import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
+import type { MachineRun, MachineRunner, RunObserver } from '../engine/machine-runner.js';
 
 /**
  * The effects a request needs, as plain functions: the runner turns them into the machine's actors. One that
@@ -48,17 +48,20 @@ export interface RunningRequest<T = RequestMachineOutput> {
   connectivity(hint: 'online' | 'offline' | 'changed', at: number): void;
 }
 
-export interface RequestDriver {
+/** Who hears one request's run: what its machine emits, and its end. */
+export interface RequestObserver<T> {
+  emitted(event: RequestMachineEmitted): void;
   /**
-   * `onEnded` is called when the request ends, right before `done` settles, with the machine's output (none when it
-   * was stopped or failed); `done` resolves with what it returns. The caller's bookkeeping and its outcome need
-   * no promise reaction of their own.
+   * Called when the request ends, right before `done` settles, with the machine's output (none when it was stopped
+   * or failed); `done` resolves with what it returns. The caller's bookkeeping and its outcome need no promise
+   * reaction of their own.
    */
-  run<T = RequestMachineOutput>(
-    input: RequestMachineInput,
-    onEmitted: (event: RequestMachineEmitted) => void,
-    onEnded?: (output: RequestMachineOutput | undefined) => T,
-  ): RunningRequest<T>;
+  ended(output: RequestMachineOutput | undefined): T;
+}
+
+export interface RequestDriver {
+  /** Starts one request machine; `observer` (one object per request: no closures) hears it. */
+  run<T = RequestMachineOutput>(input: RequestMachineInput, observer: RequestObserver<T>): RunningRequest<T>;
 }
 
 const requestDefinition = { table: requestTable, logic: requestLogic };
@@ -77,21 +80,15 @@ export function createRequestDriver(
   const actors: Record<string, (input: never, signal: AbortSignal) => unknown> = { ...requestEffectDefaults };
   for (const [name, effect] of Object.entries(effects)) if (effect) actors[name] = effect as never;
 
+  const machine = options.runner.prepare(requestDefinition, {
+    clock: options.clock,
+    actors,
+    ignoresSignal: ANSWER_AT_ONCE,
+  });
   return {
-    run<T>(
-      input: RequestMachineInput,
-      onEmitted: (event: RequestMachineEmitted) => void,
-      onEnded?: (output: RequestMachineOutput | undefined) => T,
-    ) {
-      const running = new Running<T>(onEnded);
-      running.machine = options.runner.start(requestDefinition, {
-        input,
-        clock: options.clock,
-        actors,
-        ignoresSignal: ANSWER_AT_ONCE,
-        onEmit: onEmitted as (event: { type: string }) => void,
-        onEnd: (end) => running.end(end),
-      });
+    run<T>(input: RequestMachineInput, observer: RequestObserver<T>) {
+      const running = new Running<T>(observer);
+      running.machine = machine.start(input, running);
       return running;
     },
   };
@@ -101,14 +98,17 @@ const CANCEL = { type: 'request.cancel' };
 const ONLINE = { type: 'connectivity.online' };
 const OFFLINE = { type: 'connectivity.offline' };
 
-/** One request in flight: its methods live on the prototype, so a request holds no closures of its own. */
-class Running<T> implements RunningRequest<T> {
+/**
+ * One request in flight, and the observer of its run: its methods live on the prototype, so a request holds no
+ * closures of its own.
+ */
+class Running<T> implements RunningRequest<T>, RunObserver {
   readonly done: Promise<T>;
   machine!: MachineRun<unknown>;
   private resolve!: (value: T) => void;
   private reject!: (error: Error) => void;
 
-  constructor(private readonly onEnded: ((output: RequestMachineOutput | undefined) => T) | undefined) {
+  constructor(private readonly observer: RequestObserver<T>) {
     this.done = new Promise<T>((resolve, reject) => {
       this.resolve = resolve;
       this.reject = reject;
@@ -125,11 +125,15 @@ class Running<T> implements RunningRequest<T> {
     );
   }
 
-  end(end: LeanEnd): void {
+  emitted(event: { type: string }): void {
+    this.observer.emitted(event as RequestMachineEmitted);
+  }
+
+  ended(end: LeanEnd): void {
     const output = end.status === 'done' ? (end.output as RequestMachineOutput | undefined) : undefined;
-    let value = output as T;
+    let value: T;
     try {
-      if (this.onEnded) value = this.onEnded(output);
+      value = this.observer.ended(output);
     } catch (error) {
       // The caller's own code failed: its promise still settles.
       this.reject(error instanceof Error ? error : new MachineError(String(error), { cause: error }));

@@ -147,7 +147,7 @@ function checkProbe(probe: unknown, add: (path: string, message: string) => void
 function checkInspect(inspect: unknown, add: (path: string, message: string) => void) {
   if (inspect === undefined) return;
   const runner = isRecord(inspect) ? inspect.runner : undefined;
-  if (!isRecord(runner) || typeof runner.start !== 'function')
+  if (!isRecord(runner) || typeof runner.prepare !== 'function')
     add(
       'inspect',
       "expected withInspector(observer) from 'failwise/machines' (an inspection observer goes inside it)",

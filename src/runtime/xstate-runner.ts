@@ -6,7 +6,7 @@ import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
 import type { LeanStatus } from '../engine/lean-actor.js';
 import { WithheldError } from '../errors/withheld-error.js';
-import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
+import type { MachineRun, MachineRunner, RunObserver } from '../engine/machine-runner.js';
 import type { InspectOption } from './client-options.js';
 
 /** An XState inspection observer or callback (`createBrowserInspector().inspect`, for one). */
@@ -31,7 +31,7 @@ export function withInspector(observer: InspectionObserver): InspectOption {
 /** Runs machines as XState actors: what `withInspector` gives the client. */
 export function xstateRunner(inspect?: InspectionObserver): MachineRunner {
   return {
-    start(definition, options) {
+    prepare(definition, options) {
       const machine = machines[definition.table.id];
       if (machine === undefined)
         throw new MachineError(`xstateRunner: no machine with id ${definition.table.id}`);
@@ -48,67 +48,72 @@ export function xstateRunner(inspect?: InspectionObserver): MachineRunner {
         );
       }
       for (const [name, run] of Object.entries(options.spawned ?? {})) actors[name] = replyingActor(run);
-      // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
-      const actor = createActor(machine.provide({ actors } as never), {
-        input: options.input,
-        clock: options.clock,
-        inspect: inspect!,
-      } as never);
-      let ended = false;
-      const end = (
-        status: Exclude<LeanStatus, 'active'>,
-        detail: { output?: unknown; error?: unknown } = {},
-      ) => {
-        if (ended) return;
-        ended = true;
-        if (status === 'done') options.onEnd?.({ status, output: detail.output });
-        else if (status === 'error') options.onEnd?.({ status, error: detail.error });
-        else options.onEnd?.({ status });
-      };
-      actor.subscribe({
-        next: () => options.onChange?.(),
-        complete: () => {
-          const snapshot = actor.getSnapshot() as { status: string; output: unknown };
-          if (snapshot.status === 'done') {
-            options.onChange?.();
-            // Stopping the finished actor clears its timers and releases its children.
-            actor.stop();
-            end('done', { output: snapshot.output });
-          }
-        },
-        error: (error) => end('error', { error }),
-      });
-      if (options.onEmit) actor.on('*', options.onEmit as never);
-      actor.start();
-      const snapshot = () =>
-        actor.getSnapshot() as unknown as {
-          status: string;
-          context: never;
-          value: unknown;
-          matches(value: unknown): boolean;
-        };
-      const run: MachineRun<never> = {
-        get status() {
-          const status = snapshot().status;
-          return (status === 'stopped' && ended ? 'done' : status) as LeanStatus;
-        },
-        get context() {
-          return snapshot().context;
-        },
-        get value() {
-          return snapshot().value;
-        },
-        matches: (value) => snapshot().matches(value),
-        send(event) {
-          if (snapshot().status === 'active') actor.send(event);
-        },
-        stop() {
-          if (snapshot().status !== 'active') return;
-          actor.stop();
-          end('stopped');
-        },
-      };
-      return run;
+      const provided = machine.provide({ actors } as never);
+      return { start: (input, observer) => startActor(provided, input, options.clock, observer, inspect) };
     },
   };
+}
+
+/** One run of a machine as an XState actor, seen through the `MachineRun` seam. */
+function startActor(
+  machine: AnyStateMachine,
+  input: unknown,
+  clock: unknown,
+  observer: RunObserver | undefined,
+  inspect: InspectionObserver | undefined,
+): MachineRun<never> {
+  // xstate's options type has no `| undefined`; an undefined inspect is ignored at runtime.
+  const actor = createActor(machine, { input, clock, inspect: inspect! } as never);
+  let ended = false;
+  const end = (status: Exclude<LeanStatus, 'active'>, detail: { output?: unknown; error?: unknown } = {}) => {
+    if (ended) return;
+    ended = true;
+    if (status === 'done') observer?.ended?.({ status, output: detail.output });
+    else if (status === 'error') observer?.ended?.({ status, error: detail.error });
+    else observer?.ended?.({ status });
+  };
+  actor.subscribe({
+    next: () => observer?.changed?.(),
+    complete: () => {
+      const snapshot = actor.getSnapshot() as { status: string; output: unknown };
+      if (snapshot.status === 'done') {
+        observer?.changed?.();
+        // Stopping the finished actor clears its timers and releases its children.
+        actor.stop();
+        end('done', { output: snapshot.output });
+      }
+    },
+    error: (error) => end('error', { error }),
+  });
+  if (observer?.emitted) actor.on('*', (event: { type: string }) => observer.emitted!(event));
+  actor.start();
+  const snapshot = () =>
+    actor.getSnapshot() as unknown as {
+      status: string;
+      context: never;
+      value: unknown;
+      matches(value: unknown): boolean;
+    };
+  const run: MachineRun<never> = {
+    get status() {
+      const status = snapshot().status;
+      return (status === 'stopped' && ended ? 'done' : status) as LeanStatus;
+    },
+    get context() {
+      return snapshot().context;
+    },
+    get value() {
+      return snapshot().value;
+    },
+    matches: (value) => snapshot().matches(value),
+    send(event) {
+      if (snapshot().status === 'active') actor.send(event);
+    },
+    stop() {
+      if (snapshot().status !== 'active') return;
+      actor.stop();
+      end('stopped');
+    },
+  };
+  return run;
 }

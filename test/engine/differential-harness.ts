@@ -294,10 +294,12 @@ export function leanSide(
           childMachine(mutation.machines?.[name] ?? m.table, m.logic),
         ]),
       ),
-      onEmit: (event) => emitted.push(event),
-      onEnd: (end) => (status = end.status),
     },
     input as never,
+    {
+      emitted: (event) => void emitted.push(event),
+      ended: (end) => void (status = end.status),
+    },
   );
   actor.start();
   return {

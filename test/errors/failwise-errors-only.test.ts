@@ -147,9 +147,9 @@ describe('each error site that made a plain error', () => {
     [
       'the XState runner given a machine it does not know',
       () =>
-        xstateRunner().start(
-          { table: { id: 'nope' } } as unknown as Parameters<ReturnType<typeof xstateRunner>['start']>[0],
-          { actors: {} } as unknown as Parameters<ReturnType<typeof xstateRunner>['start']>[1],
+        xstateRunner().prepare(
+          { table: { id: 'nope' } } as unknown as Parameters<ReturnType<typeof xstateRunner>['prepare']>[0],
+          { actors: {} } as unknown as Parameters<ReturnType<typeof xstateRunner>['prepare']>[1],
         ),
       MachineError,
       'xstateRunner: no machine with id nope',

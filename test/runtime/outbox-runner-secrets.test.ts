@@ -13,7 +13,7 @@ import type { OutboxEntry } from '../../src/stores/outbox-store.js';
 /** A lean runner that records every event sent to the machine and every answer of its actors and children. */
 function recordingRunner(seen: unknown[]): MachineRunner {
   return {
-    start(definition, options) {
+    prepare(definition, options) {
       const record =
         <A extends unknown[], R>(fn: (...args: A) => R) =>
         (...args: A): R => {
@@ -25,26 +25,31 @@ function recordingRunner(seen: unknown[]): MachineRunner {
         fns &&
         (Object.fromEntries(Object.entries(fns).map(([name, fn]) => [name, record(fn)])) as unknown as T);
       const spawned = wrap(options.spawned);
-      const run = leanRunner.start(definition, {
+      const prepared = leanRunner.prepare(definition, {
         ...options,
         actors: wrap(options.actors)!,
         ...(spawned && { spawned }),
       });
-      const recorded: MachineRun<never> = {
-        get status() {
-          return run.status;
+      return {
+        start: (input, observer) => {
+          const run = prepared.start(input, observer);
+          const recorded: MachineRun<never> = {
+            get status() {
+              return run.status;
+            },
+            get context() {
+              return run.context as never;
+            },
+            get value() {
+              return run.value;
+            },
+            matches: (value) => run.matches(value),
+            send: (event) => (seen.push(event), run.send(event)),
+            stop: () => run.stop(),
+          };
+          return recorded;
         },
-        get context() {
-          return run.context as never;
-        },
-        get value() {
-          return run.value;
-        },
-        matches: (value) => run.matches(value),
-        send: (event) => (seen.push(event), run.send(event)),
-        stop: () => run.stop(),
       };
-      return recorded;
     },
   };
 }
