@@ -304,11 +304,12 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private enabledTransitions(event: Event, eventless: boolean): readonly Selected[] {
     // No active state has a transition for it (most events, and eventless selection in most states): nothing to walk.
-    const { alwaysMask, eventMasks } = this.compiled;
+    const { alwaysMask, eventMasks, atomicMask } = this.compiled;
     if ((this.config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
     const enabled: Selected[] = [];
-    for (let atomic = 0; atomic < this.states.length; atomic++) {
-      if (!this.isActive(atomic) || !this.states[atomic]!.atomic) continue;
+    // The active atomic states, in document order: the lowest set bit of the configuration first.
+    for (let bits = this.config & atomicMask; bits !== 0; bits &= bits - 1) {
+      const atomic = 31 - Math.clz32(bits & -bits);
       loop: for (const s of this.states[atomic]!.path) {
         const state = this.states[s]!;
         const candidates = eventless ? state.always : state.on.get(event.type);
@@ -814,6 +815,8 @@ interface Compiled {
   readonly alwaysMask: number;
   /** For each event type, the states that have transitions for it, as a configuration mask. */
   readonly eventMasks: ReadonlyMap<string, number>;
+  /** The atomic (and final) states, as a configuration mask. */
+  readonly atomicMask: number;
   /** The states the initial transition enters, once computed. */
   initialEntered?: readonly number[];
 }
@@ -849,12 +852,14 @@ function compile(table: MachineTable): Compiled {
       };
     });
     let alwaysMask = 0;
+    let atomicMask = 0;
     const eventMasks = new Map<string, number>();
     states.forEach((state, i) => {
       if (state.always.length > 0) alwaysMask |= 1 << i;
+      if (state.atomic) atomicMask |= 1 << i;
       for (const type of state.on.keys()) eventMasks.set(type, (eventMasks.get(type) ?? 0) | (1 << i));
     });
-    compiled = { states, everyState: states.map((_, i) => i), alwaysMask, eventMasks };
+    compiled = { states, everyState: states.map((_, i) => i), alwaysMask, eventMasks, atomicMask };
     compiledTables.set(table, compiled);
   }
   return compiled;
