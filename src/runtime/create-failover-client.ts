@@ -418,7 +418,15 @@ function createClient(
         // The caller's signal ends a body handed over as a stream after the attempt ended (docs/transports.md).
         bodySignal: prepared.signal,
       })
-      .then((result): AttemptOutput => Object.assign({}, result, { at: clock.now(), authGeneration }));
+      .then(
+        // Without credentials, one function for every attempt: an attempt in flight holds no closure for it.
+        authGeneration === undefined ? attemptOutput : (result) => attemptOutput(result, authGeneration),
+      );
+  }
+
+  /** A transport's result as the machine reads it: when it came, and the credentials' generation it was sent with. */
+  function attemptOutput(result: TransportResult, authGeneration?: number): AttemptOutput {
+    return Object.assign({}, result, { at: clock.now(), authGeneration });
   }
 
   /**
