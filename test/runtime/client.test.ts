@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { withInspector } from '../../src/runtime/xstate-runner.js';
 import { describe, expect, it } from 'vitest';
 import { harness } from '../helpers/client-harness.js';
@@ -38,6 +39,32 @@ describe('cancellation', () => {
     });
     expect(h.transport.aborted).toBe(1);
     expect(h.transport.calls[0]?.signal.aborted).toBe(true);
+  });
+
+  it("leaves no listener on the caller's signal once a request ends, however it ended", async () => {
+    // One signal for many requests (an app's page-wide controller): each request listens while it runs only.
+    const h = harness([
+      { reply: respond(200) },
+      { reply: respond(503) },
+      { reply: respond(200) },
+      { reply: respond(404) },
+    ]);
+    const controller = new AbortController();
+    // The first succeeds at once, the second after a retry.
+    for (let i = 0; i < 2; i++) {
+      const outcome = h.client.request({ path: `/x${i}`, signal: controller.signal });
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(1);
+      await h.clock.runAll();
+      expect(await outcome).toMatchObject({ status: 'succeeded', attempts: i + 1 });
+      expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    }
+    const ended = h.client.request({ path: '/gone', signal: controller.signal });
+    await h.clock.runAll();
+    expect(await ended).toMatchObject({ status: 'failed', reason: 'not-retryable' });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
+    // Aborting it now reaches no request: every one has ended.
+    controller.abort();
+    expect(h.transport.aborted).toBe(0);
   });
 
   it('sends nothing for an already aborted signal', async () => {
