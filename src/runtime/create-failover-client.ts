@@ -436,6 +436,12 @@ function createClient(
   function run<T>(record: RequestRun<T>, runPolicy: Policy, signal: AbortSignal | undefined): Promise<T> {
     const { requestId, prepared } = record;
     inFlight.set(requestId, record);
+    if (signal) {
+      // The record listens itself (`handleEvent`): no closure per request. It listens before the run starts, so that
+      // a run that ends as it starts (no usable origin) takes the listener off again as it ends.
+      record.signal = signal;
+      signal.addEventListener('abort', record, { once: true });
+    }
     try {
       const running = driver.run(
         {
@@ -457,12 +463,8 @@ function createClient(
         record,
       );
       record.running = running;
-      if (signal) {
-        // The record listens itself (`handleEvent`): no closure per request.
-        record.signal = signal;
-        if (signal.aborted) running.cancel();
-        signal.addEventListener('abort', record, { once: true });
-      }
+      // Aborted before (or while) it started: no abort event comes now.
+      if (signal?.aborted) running.cancel();
       return running.done as Promise<T>;
     } catch (error) {
       record.ended(undefined);

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { harness } from '../helpers/client-harness.js';
 import { fail, respond } from '../helpers/scripted-transport.js';
@@ -104,6 +105,22 @@ describe('origin options', () => {
     const outcome = await h.run({ method: 'POST', path: '/v1/orders', body: '{}' });
     expect(outcome).toMatchObject({ status: 'failed', reason: 'no-healthy-origin', attempts: 0 });
     expect(h.transport.calls).toHaveLength(0);
+  });
+
+  it("leaves no listener on the caller's signal when the request ends before any attempt", async () => {
+    // No usable origin ends the request as it starts, before the client has begun to listen to the signal.
+    const h = harness([], {
+      origins: [{ id: 'replica', url: 'https://replica.example.test', accepts: 'reads' }],
+    });
+    const controller = new AbortController();
+    const outcome = await h.run({
+      method: 'POST',
+      path: '/v1/orders',
+      body: '{}',
+      signal: controller.signal,
+    });
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'no-healthy-origin', attempts: 0 });
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 
   it('sends a PUT or DELETE past a reads-only origin too: repeatable, but not a read', async () => {
