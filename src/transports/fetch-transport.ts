@@ -29,7 +29,7 @@ export interface FetchTransportOptions {
  * @remarks
  * It reads a short body (up to 1 MiB) within the attempt and resolves with a fresh `Response` over those
  * bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
- * code; an event stream, a body of unknown or larger length, or any body with `stream: true` is handed over
+ * code (a response with no body is fetch's own: nothing to read); an event stream, a body of unknown or larger length, or any body with `stream: true` is handed over
  * as it is when the headers arrive (docs/transports.md, "Streaming"). It never rejects: every network
  * failure resolves as `{ kind: 'error', phase, requestSent }`.
  * Node's fetch (undici) names the cause with a `code`; the mapping is in docs/transports.md. A
@@ -77,8 +77,11 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
           streamsBody(method, response.status, response.headers, stream)
         )
           return { kind: 'response', response: bodySignal ? endedBy(response, bodySignal) : response };
-        // A response without a body (a 204, a HEAD) has nothing to lose mid-way: no read to wait for.
-        bytes = response.body === null ? new ArrayBuffer(0) : await response.arrayBuffer();
+        // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as it
+        // is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs on Node).
+        if (response.body === null && isRepresentableStatus(response.status))
+          return { kind: 'response', response };
+        bytes = await response.arrayBuffer();
       } catch (error) {
         if (signal.aborted) return abortedResult();
         // The host is parsed from the url only for a message: not on every send.

@@ -23,6 +23,7 @@ import {
   SECRET_QUERY,
 } from '../helpers/transport-assertions.js';
 import { describeTransportContract, NODE_SOCKET_CODES } from './transport-contract.js';
+import { useLoopback } from '../helpers/loopback-server.js';
 
 describeTransportContract('fetchTransport (Node, undici codes)', ({ clock }) => fetchTransport({ clock }), {
   codes: {
@@ -51,6 +52,30 @@ function fakeFetch(error: Error): typeof globalThis.fetch {
 describe('fetchTransport', { timeout: 5_000 }, () => {
   afterEach(() => {
     vi.unstubAllGlobals();
+  });
+
+  describe('the Response it hands over', () => {
+    const { serve } = useLoopback();
+
+    it("hands over fetch's own Response when there is no body to read, and a rebuilt one over a short body", async () => {
+      const server = await serve(({ req, res }) => {
+        if (req.url === '/empty') res.writeHead(204, { 'x-seen': 'empty' }).end();
+        else res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '5' }).end('hello');
+      });
+      const made = fetchTransport();
+      // No body (a 204): nothing could be cut mid-way, so fetch's own Response, its url set and its headers
+      // immutable as fetch makes them; nothing of it is copied.
+      const empty = expectResponse(await made.send(attempt(`${server.url}/empty`, { method: 'DELETE' })));
+      expect(empty.status).toBe(204);
+      expect(empty.body).toBeNull();
+      expect(empty.url).toBe(`${server.url}/empty`);
+      expect(empty.headers.get('x-seen')).toBe('empty');
+      expect(() => empty.headers.set('x-app', '1')).toThrow(TypeError);
+      // A short body is read within the attempt: the Response is a new one over those bytes (url '', docs/transports.md).
+      const short = expectResponse(await made.send(attempt(`${server.url}/short`)));
+      expect(short.url).toBe('');
+      expect(await short.text()).toBe('hello');
+    });
   });
 
   it('is named fetch', () => {
