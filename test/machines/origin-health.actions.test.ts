@@ -49,6 +49,24 @@ describe('origin-health context changes', () => {
     expect(actions.tripped(context(), failed('primary', 10_000, 'tls'))).toBe('tls');
   });
 
+  it('tripped: a success or a connectivity change trips nothing, even on a window over the failure ratio', () => {
+    // windowMs 30,000 (the default) has buckets of 3,000 ms; the one starting at 9,000 holds 10 outcomes, 6 of
+    // them failures. One more success at 10,000 leaves 6 of 11, still at least the ratio of 0.5 over at least
+    // minRequests (10); a counted failure there (7 of 11, one in a row, failoverAfter 3) trips the ratio.
+    const over = context({
+      evidence: {
+        consecutiveFailures: 0,
+        consecutiveSuccesses: 0,
+        window: { buckets: [{ start: 9_000, total: 10, failures: 6 }] },
+      },
+    });
+    expect(
+      actions.tripped(over, { type: 'attempt.succeeded', origin: 'primary', at: 10_000 }),
+    ).toBeUndefined();
+    expect(actions.tripped(over, { type: 'connectivity.changed', online: true, at: 10_000 })).toBeUndefined();
+    expect(actions.tripped(over, failed('primary', 10_000))).toBe('failure-ratio');
+  });
+
   it('recordBackupOutcome on the primary only moves the time, never back', () => {
     expect(actions.recordBackupOutcome(args(context(), failed('primary', 12_000)))).toEqual({ now: 12_000 });
     expect(actions.recordBackupOutcome(args(context(), failed('primary', 9_000)))).toEqual({ now: 10_000 });

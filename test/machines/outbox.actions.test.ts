@@ -3,6 +3,7 @@ import * as actions from '../../machines/outbox/outbox.actions.js';
 import { outboxDelays } from '../../machines/outbox/outbox.delays.js';
 import type {
   OutboxCommit,
+  OutboxDecision,
   OutboxEntryRecord,
   OutboxEntrySummary,
   OutboxMachineContext,
@@ -244,6 +245,32 @@ describe('the outbox’s queue', () => {
     expect(actions.planDispatch(context({ entries: [summary('a', { attempts: 5 })] }))).toEqual([
       { id: 'a', commit: { op: 'dead-letter', attempts: 5, reason: 'attempts-exhausted' } },
     ]);
+  });
+
+  it('planDispatch: an entry expires at exactly maxAgeMs, and is dead-lettered offline or with every slot taken', () => {
+    // Created at 0, maxAgeMs 3,600,000: at 3,600,000 its age is the limit itself, which deadBeforeSend counts.
+    const expired = [{ id: 'a', commit: { op: 'dead-letter', attempts: 0, reason: 'expired' } }];
+    const now = 3_600_000;
+    expect(actions.planDispatch(context({ now, online: false, entries: [summary('a')] }))).toEqual(expired);
+    // Concurrency 1, taken by b's send: no slot to claim with, yet a's dead-lettering sends nothing.
+    const sending = summary('b', { createdAt: now, status: 'sending', attempts: 1 });
+    expect(actions.planDispatch(context({ now, entries: [summary('a'), sending] }))).toEqual(expired);
+    // One millisecond younger, offline: nothing to start.
+    expect(actions.planDispatch(context({ now: now - 1, online: false, entries: [summary('a')] }))).toEqual(
+      [],
+    );
+  });
+
+  it('forgetDecisions: a kept decision is dropped; entries without one are kept as they are, and no decision changes nothing', () => {
+    const remove: OutboxDecision = { op: 'remove', attempts: 1 };
+    const plain = summary('p');
+    const inFlight = summary('s', { status: 'sending', attempts: 1 });
+    const decided = summary('d', { attempts: 1, heldUntil: 12_000, decided: remove });
+    const forgotten = actions.forgetDecisions(on({ entries: [plain, decided, inFlight] })).entries!;
+    expect(forgotten).toStrictEqual([plain, { ...decided, decided: undefined }, inFlight]);
+    expect(forgotten[0]).toBe(plain);
+    expect(forgotten[2]).toBe(inFlight);
+    expect(actions.forgetDecisions(on({ entries: [plain, inFlight] }))).toStrictEqual({});
   });
 
   it('dispatchDue: a claim is `claiming`, a dead-lettering `committing`', () => {

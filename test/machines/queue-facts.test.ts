@@ -93,6 +93,16 @@ describe('queueFacts', () => {
     expect(queueFacts(queue, policy().durable).decided).toBe(1);
   });
 
+  it('is computed once per queue array: asked again, it gives the facts it kept', () => {
+    const queue = [entry('a'), entry('b', { status: 'sending' })];
+    const limits = policy().durable;
+    const facts = queueFacts(queue, limits);
+    expect(queueFacts(queue, limits)).toBe(facts);
+    // A copy of the queue is another array: its facts are computed again, equal.
+    expect(queueFacts([...queue], limits)).not.toBe(facts);
+    expect(queueFacts([...queue], limits)).toEqual(facts);
+  });
+
   it('is computed again for the same queue under other limits', () => {
     const queue = [entry('a', { attempts: 3 })];
     expect(queueFacts(queue, policy({ maxAttempts: 5 }).durable).exhausted).toBe(false);
@@ -120,6 +130,21 @@ describe('earliestAfter', () => {
     expect(walks).toBe(3);
     expect(ask(5, false)).toBe(10); // connectivity is part of the question
     expect(walks).toBe(4);
+  });
+
+  it('answers the same question again without a walk, and walks again under other limits', () => {
+    const queue = [entry('a')];
+    let walks = 0;
+    const ask = (now: number, l = limits) =>
+      earliestAfter(queue, { online: true, limits: l, now }, () => {
+        walks += 1;
+        return 10;
+      });
+    expect(ask(0)).toBe(10);
+    expect(ask(0)).toBe(10); // the same time again: not walked
+    expect(walks).toBe(1);
+    expect(ask(0, policy({ maxAttempts: 3 }).durable)).toBe(10); // other limits are another question
+    expect(walks).toBe(2);
   });
 });
 

@@ -98,6 +98,8 @@ describe('the request machine’s guards', () => {
     expect(g.isSafeToReplay(on({ write: true, failures: [failure({ requestSent: 'no' })] }))).toBe(true);
     expect(g.isSafeToReplay(on({ write: true, failures: [reached], hasIdempotencyKey: true }))).toBe(true);
     expect(g.isSafeToReplay(on({ write: true, failures: [reached], replayCleared: true }))).toBe(true);
+    // No attempt has failed yet: nothing was sent, so even a write without a key may be sent.
+    expect(g.isSafeToReplay(on({ write: true }))).toBe(true);
   });
 
   it('isRead: a safe method the request did not declare a write', () => {

@@ -236,6 +236,18 @@ describe('the derivation refuses what the lean executor does not run', () => {
     });
     expect(Object.keys(table.states[1]!)).not.toContain('initial');
   });
+  it('a null action, and an action object without a string type, are refused as unnamed', () => {
+    const unnamed =
+      /^machine m, state m\.a: an action must be named \(no inline or built-in actions in the config\)$/;
+    refuses({ initial: 'a', states: { a: { entry: null } } }, unnamed);
+    refuses({ initial: 'a', states: { a: { entry: { type: 1 } } } }, unnamed);
+    refuses({ initial: 'a', states: { a: { exit: [{ params: { by: 1 } }] } } }, unnamed);
+  });
+  it('a machine whose root is a final state: one final row, no parent', () =>
+    expect(deriveTable(base.createMachine({ id: 'm', context, type: 'final' }), logic)).toEqual({
+      id: 'm',
+      states: [{ key: 'm', type: 'final', parent: -1 }],
+    }));
   it('a context that is not the logic’s', () =>
     expect(() => deriveTable(createMachine({ id: 'm', context: { n: 1 } }), logic)).toThrow(/context/));
 });
