@@ -435,13 +435,7 @@ function createClient(
    */
   function run<T>(record: RequestRun<T>, runPolicy: Policy, signal: AbortSignal | undefined): Promise<T> {
     const { requestId, prepared } = record;
-    inFlight.set(requestId, record);
-    if (signal) {
-      // The record listens itself (`handleEvent`): no closure per request. It listens before the run starts, so that
-      // a run that ends as it starts (no usable origin) takes the listener off again as it ends.
-      record.signal = signal;
-      signal.addEventListener('abort', record, { once: true });
-    }
+    record.begin(signal);
     try {
       const running = driver.run(
         {

@@ -45,6 +45,18 @@ export class RequestRun<T = RunOutput> implements RequestObserver<T | undefined>
     readonly trace: TelemetryRun | undefined,
   ) {}
 
+  /**
+   * The request begins: it is in flight, and `signal` (the caller's) cancels it. It listens before its run starts,
+   * so that a run that ends as it starts (no usable origin) takes the listener off again as it ends (`ended`).
+   */
+  begin(signal: AbortSignal | undefined): void {
+    this.host.inFlight.set(this.requestId, this);
+    if (signal === undefined) return;
+    // The record listens itself (`handleEvent`): no closure per request.
+    this.signal = signal;
+    signal.addEventListener('abort', this, { once: true });
+  }
+
   /** A decision event of this request, with the fields every one of its events carries (when the app listens). */
   emit<E extends RequestEvent['type']>(
     type: E,
