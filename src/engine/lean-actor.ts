@@ -135,7 +135,7 @@ export class LeanActor<TContext, TInput = unknown> {
   private changed = false;
 
   /** What every run of the machine shares (one object per client and machine); the input is read once, not kept. */
-  private readonly options: LeanMachine<TContext, TInput>;
+  private readonly machine: LeanMachine<TContext, TInput>;
   private readonly observer: LeanObserver | undefined;
   /** The machine that started this one as its child: where `sendParent` actions go. */
   private readonly parent: { send(event: Event): void } | undefined;
@@ -146,7 +146,7 @@ export class LeanActor<TContext, TInput = unknown> {
     observer?: LeanObserver,
     parent?: { send(event: Event): void },
   ) {
-    this.options = machine;
+    this.machine = machine;
     this.observer = observer;
     this.parent = parent;
     const compiled = compile(machine.table);
@@ -253,7 +253,7 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** Clears every timer and aborts every child. */
   private halt(): void {
-    for (let t = this.timers; t !== undefined; t = t.next) this.options.timers.clear(t.handle);
+    for (let t = this.timers; t !== undefined; t = t.next) this.machine.timers.clear(t.handle);
     this.timers = undefined;
     for (let c = this.children; c !== undefined; c = c.next) this.abort(c);
     this.children = undefined;
@@ -265,7 +265,7 @@ export class LeanActor<TContext, TInput = unknown> {
     const transitions = this.select(event);
     if (transitions.length === 0 && event.type.startsWith('xstate.error.actor.')) {
       // XState: an actor's error that no transition handles fails the machine.
-      throw new UnhandledActorError(this.options.table.id, event.type, (event as { error?: unknown }).error);
+      throw new UnhandledActorError(this.machine.table.id, event.type, (event as { error?: unknown }).error);
     }
     this.microstep(transitions, event, false);
     this.settle(event);
@@ -327,7 +327,7 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private check(guard: GuardRow, event: Event): boolean {
     if (typeof guard === 'string') {
-      const fn = this.options.logic.guards[guard] as (args: { context: TContext; event: Event }) => boolean;
+      const fn = this.machine.logic.guards[guard] as (args: { context: TContext; event: Event }) => boolean;
       return fn({ context: this.context, event });
     }
     if ('and' in guard) return guard.and.every((g) => this.check(g, event));
@@ -417,10 +417,10 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private machineOutput(final: State, event: Event): unknown {
-    const { outputs } = this.options.logic;
+    const { outputs } = this.machine.logic;
     const stateOutput =
       final.output === undefined ? undefined : outputs[final.output]!({ context: this.context, event });
-    const name = this.options.table.output;
+    const name = this.machine.table.output;
     if (name === undefined) return undefined;
     const doneEvent = { type: `xstate.done.state.${final.id}`, output: stateOutput };
     return outputs[name]!({ context: this.context, event: doneEvent });
@@ -575,7 +575,7 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private execute(actions: readonly ActionRow[], event: Event): void {
     for (const action of actions) {
-      const impl = this.options.logic.actions[actionName(action)] as ActionImpl<TContext>;
+      const impl = this.machine.logic.actions[actionName(action)] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
         (this.internal ??= []).push(impl.event);
         continue;
@@ -601,7 +601,7 @@ export class LeanActor<TContext, TInput = unknown> {
     if (typeof action === 'string') return undefined;
     const params = action.params;
     if ('value' in params) return params.value;
-    return this.options.logic.params[params.from]!({ context: this.context, event });
+    return this.machine.logic.params[params.from]!({ context: this.context, event });
   }
 
   /**
@@ -632,11 +632,11 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private armTimer(eventType: string, delayName: string): void {
-    const delay = this.options.logic.delays[delayName]!({ context: this.context });
+    const delay = this.machine.logic.delays[delayName]!({ context: this.context });
     this.defer(() => {
       this.clearTimer(eventType);
       const slot = new TimerSlot(this, eventType);
-      slot.handle = this.options.timers.set(slot, delay);
+      slot.handle = this.machine.timers.set(slot, delay);
       this.timers = append(this.timers, slot);
     });
   }
@@ -657,7 +657,7 @@ export class LeanActor<TContext, TInput = unknown> {
     let t = this.timers;
     while (t !== undefined && t.event !== eventType) t = t.next;
     if (t === undefined) return;
-    this.options.timers.clear(t.handle);
+    this.machine.timers.clear(t.handle);
     this.timers = unlink(this.timers, t);
   }
 
@@ -679,7 +679,7 @@ export class LeanActor<TContext, TInput = unknown> {
     const input =
       invoke.input === undefined
         ? undefined
-        : this.options.logic.inputs[invoke.input]!({ context: this.context, event });
+        : this.machine.logic.inputs[invoke.input]!({ context: this.context, event });
     this.spawn(invoke.id, invoke.src, input, false);
   }
 
@@ -721,21 +721,21 @@ export class LeanActor<TContext, TInput = unknown> {
   private startChild(child: Child): void {
     if (child.state !== 'new') return;
     child.state = 'running';
-    const definition = this.options.machines?.[child.src];
+    const definition = this.machine.machines?.[child.src];
     if (definition !== undefined) {
       child.machine = definition.start(
         child.id,
         child.input,
         this as LeanActor<unknown>,
-        this.options as never,
+        this.machine as never,
       );
       return;
     }
-    const effect = this.options.actors[child.src];
+    const effect = this.machine.actors[child.src];
     if (effect === undefined)
-      throw new MachineError(`${this.options.table.id}: no actor \`${child.src}\` provided`);
+      throw new MachineError(`${this.machine.table.id}: no actor \`${child.src}\` provided`);
     let signal = NEVER_ABORTED;
-    if (!this.options.ignoresSignal?.has(child.src)) {
+    if (!this.machine.ignoresSignal?.has(child.src)) {
       child.controller = new AbortController();
       signal = child.controller.signal;
     }
