@@ -29,8 +29,9 @@ export interface FetchTransportOptions {
  * @remarks
  * It reads a short body (up to 1 MiB) within the attempt and resolves with a fresh `Response` over those
  * bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
- * code (a response with no body is fetch's own: nothing to read); an event stream, a body of unknown or larger length, or any body with `stream: true` is handed over
- * as it is when the headers arrive (docs/transports.md, "Streaming"). It never rejects: every network
+ * code (a response with no body is fetch's own: nothing to read); an event stream, a body of unknown or larger
+ * length, or any body with `stream: true` is handed over as it is when the headers arrive (docs/transports.md,
+ * "Streaming"). It never rejects: every network
  * failure resolves as `{ kind: 'error', phase, requestSent }`.
  * Node's fetch (undici) names the cause with a `code`; the mapping is in docs/transports.md. A
  * browser's opaque `TypeError: Failed to fetch` becomes phase `unknown` with `requestSent: 'unknown'`.
@@ -71,16 +72,14 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
           url,
           fetchOptions ? Object.assign({}, fetchOptions, init) : init,
         );
-        // A stream is handed over once its headers are here: the attempt does not wait for its body.
-        if (
-          isRepresentableStatus(response.status) &&
-          streamsBody(method, response.status, response.headers, stream)
-        )
-          return { kind: 'response', response: bodySignal ? endedBy(response, bodySignal) : response };
-        // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as it
-        // is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs on Node).
-        if (response.body === null && isRepresentableStatus(response.status))
-          return { kind: 'response', response };
+        if (isRepresentableStatus(response.status)) {
+          // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as
+          // it is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs).
+          if (response.body === null) return { kind: 'response', response };
+          // A stream is handed over once its headers are here: the attempt does not wait for its body.
+          if (streamsBody(method, response.status, response.headers, stream))
+            return { kind: 'response', response: bodySignal ? endedBy(response, bodySignal) : response };
+        }
         bytes = await response.arrayBuffer();
       } catch (error) {
         if (signal.aborted) return abortedResult();
