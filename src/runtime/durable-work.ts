@@ -66,7 +66,6 @@ export interface DurableWork {
   close(): Promise<void>;
 }
 
-/** The decision events of one request or send (create-failover-client.ts). */
 /** A request run of the client (request-run.ts): a durable request's decision events, or one send of its entry. */
 type RunOf = (
   requestId: string,

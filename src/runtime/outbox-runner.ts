@@ -184,7 +184,6 @@ function snapshotOf(machine: OutboxRun & { value: unknown }): OutboxRun {
   };
 }
 
-/** The outbox machine, and the machine of each entry in flight that it starts (`outboxEntry`). */
 /** The outbox's children that call the store, and take no signal. */
 const STORE_CALLS: ReadonlySet<string> = new Set([
   'loadEntries',
@@ -193,6 +192,7 @@ const STORE_CALLS: ReadonlySet<string> = new Set([
   'commitEntry',
 ]);
 
+/** The outbox machine, and the machine of each entry in flight that it starts (`outboxEntry`). */
 const outboxDefinition = {
   table: outboxTable,
   logic: outboxLogic,
