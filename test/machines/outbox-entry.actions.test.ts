@@ -9,6 +9,7 @@ import { entryRecordOf } from '../../machines/outbox/entry-record.js';
 import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
 import type { OutboxCommit, OutboxEntrySummary } from '../../machines/outbox/outbox.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
+import { pendingSummary } from '../helpers/outbox-summaries.js';
 import type { Failure } from '../../src/policy/failure.js';
 
 // One outbox entry's lifecycle decisions, the replies of the outbox's children and the record the machine keeps,
@@ -21,15 +22,8 @@ const policy = definePolicy({
   durable: { backoff: 'exponential', initialMs: 1_000, maxMs: 60_000, maxAttempts: 5, maxAgeMs: 3_600_000 },
 });
 
-const entry = (changes: Partial<OutboxEntrySummary> = {}): OutboxEntrySummary => ({
-  id: 'e1',
-  createdAt: 0,
-  attempts: 1,
-  nextAttemptAt: 0,
-  status: 'sending',
-  wakesWhenOnline: false,
-  ...changes,
-});
+const entry = (changes: Partial<OutboxEntrySummary> = {}): OutboxEntrySummary =>
+  pendingSummary('e1', { attempts: 1, status: 'sending', ...changes });
 const context = (changes: Partial<OutboxEntryMachineContext> = {}): OutboxEntryMachineContext => ({
   policy,
   now: 10_000,

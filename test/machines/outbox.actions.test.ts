@@ -9,6 +9,7 @@ import type {
   OutboxMachineContext,
 } from '../../machines/outbox/outbox.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
+import { pendingSummary as summary } from '../helpers/outbox-summaries.js';
 import type { Failure } from '../../src/policy/failure.js';
 
 // The outbox machine's queue decisions, called as the machine calls them on queues written out here. Expected
@@ -21,15 +22,6 @@ const policy = definePolicy({
 });
 const perKey = definePolicy({ durable: { order: 'per-key', concurrency: 3 } });
 
-const summary = (id: string, changes: Partial<OutboxEntrySummary> = {}): OutboxEntrySummary => ({
-  id,
-  createdAt: 0,
-  attempts: 0,
-  nextAttemptAt: 0,
-  status: 'pending',
-  wakesWhenOnline: false,
-  ...changes,
-});
 const record = (id: string, changes: Partial<OutboxEntryRecord> = {}): OutboxEntryRecord => ({
   id,
   createdAt: 0,

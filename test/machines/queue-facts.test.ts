@@ -15,6 +15,7 @@ import type {
   OutboxMachineContext,
 } from '../../machines/outbox/outbox.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
+import { pendingSummary } from '../helpers/outbox-summaries.js';
 
 // The outbox's questions about its whole queue (what can start, when it next wakes, whether anything is in
 // flight) are answered from facts computed once per queue array, and the walk stops once nothing more can start.
@@ -24,16 +25,8 @@ const DAY = 86_400_000;
 const policy = (durable: { order?: 'fifo' | 'per-key'; concurrency?: number; maxAttempts?: number } = {}) =>
   definePolicy({ durable: { maxAgeMs: 7 * DAY, ...durable } });
 
-const entry = (id: string, overrides: Partial<OutboxEntrySummary> = {}): OutboxEntrySummary => ({
-  id,
-  createdAt: 0,
-  attempts: 0,
-  nextAttemptAt: 0,
-  status: 'pending',
-  wakesWhenOnline: false,
-  heldByServer: false,
-  ...overrides,
-});
+const entry = (id: string, overrides: Partial<OutboxEntrySummary> = {}): OutboxEntrySummary =>
+  pendingSummary(id, { heldByServer: false, ...overrides });
 
 const context = (
   entries: OutboxEntrySummary[],
