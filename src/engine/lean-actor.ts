@@ -83,6 +83,9 @@ export type LeanStatus = 'active' | 'done' | 'stopped' | 'error';
 
 type Event = { type: string; [key: string]: unknown };
 
+/** What a guard is called with. */
+type GuardArgs<TContext> = { readonly context: TContext; readonly event: Event };
+
 /**
  * An armed timer: what `Timers` calls back when it is due (no closure per timer). The actor's timers form a list
  * through `next` (a few at a time, no array to grow).
@@ -102,12 +105,33 @@ class TimerSlot extends TimerTarget {
   }
 }
 
+/**
+ * What a step leaves for after it (`LeanActor.defer`), in the order XState defers its actions. Constants, not an
+ * object, so that bundlers inline them.
+ */
+const EMIT = 0;
+const SEND_PARENT = 1;
+const SEND_CHILD = 2;
+const ARM_TIMER = 3;
+const CLEAR_TIMER = 4;
+const START_CHILD = 5;
+const ABORT_CHILD = 6;
+type Effect =
+  | typeof EMIT
+  | typeof SEND_PARENT
+  | typeof SEND_CHILD
+  | typeof ARM_TIMER
+  | typeof CLEAR_TIMER
+  | typeof START_CHILD
+  | typeof ABORT_CHILD;
+
 /** A running child; the actor's children form a list through `next`, in the order they were started. */
 interface Child {
   readonly id: string;
   readonly src: string;
   readonly input: unknown;
-  readonly spawned: boolean;
+  /** An invoked actor's done and error event types; none for a child spawned by a step. */
+  readonly replies: InvokeReplies | undefined;
   controller: AbortController | undefined;
   /** For a child machine: its actor, once started. */
   machine?: LeanActor<unknown>;
@@ -127,8 +151,8 @@ export class LeanActor<TContext, TInput = unknown> {
   /** Events sent while a step runs, and events the machine raised, waiting their turn. */
   private mailbox: Event[] | undefined;
   private internal: Event[] | undefined;
-  /** The effects of the step being taken, run after it. */
-  private deferred: (() => void)[] | undefined;
+  /** The effects of the step being taken, run after it: an effect's code and its two arguments, in turn. */
+  private deferred: unknown[] | undefined;
   private processing = false;
   private started = false;
   /** Whether the step changed context, children or states (XState's new snapshot): eventless transitions are selected again. */
@@ -152,24 +176,17 @@ export class LeanActor<TContext, TInput = unknown> {
     const compiled = compile(machine.table);
     this.compiled = compiled;
     this.states = compiled.states;
-    this.everyState = compiled.everyState;
     this.context = machine.logic.context({ input });
   }
 
   private readonly compiled: Compiled;
   private readonly states: readonly State[];
-  /** Every state's index: what a transition without a domain exits (shared by every run of the table). */
-  private readonly everyState: readonly number[];
 
   /** Enters the initial states and runs what they start. */
   start(): this {
     if (this.started) return this;
     this.started = true;
-    this.run(() => {
-      const init: Selected = { row: { targets: this.initialTargets(), reenter: true }, source: 0 };
-      this.microstep([init], { type: 'xstate.init' }, true);
-      this.settle({ type: 'xstate.init' });
-    });
+    this.run(undefined);
     return this;
   }
 
@@ -180,7 +197,7 @@ export class LeanActor<TContext, TInput = unknown> {
       (this.mailbox ??= []).push(event);
       return;
     }
-    this.run(() => this.macrostep(event));
+    this.run(event);
   }
 
   /** Stops the machine: every timer cleared, every child aborted. */
@@ -213,10 +230,12 @@ export class LeanActor<TContext, TInput = unknown> {
 
   // ---- processing ----
 
-  private run(step: () => void): void {
+  /** Takes a step (the initial one, without an event), its effects, then the events sent meanwhile. */
+  private run(event: Event | undefined): void {
     this.processing = true;
     try {
-      step();
+      if (event === undefined) this.enterInitial();
+      else this.macrostep(event);
       this.flush();
       for (let next = this.mailbox?.shift(); next !== undefined; next = this.mailbox?.shift()) {
         if (this.status !== 'active') break;
@@ -234,7 +253,9 @@ export class LeanActor<TContext, TInput = unknown> {
   private flush(): void {
     const effects = this.deferred;
     this.deferred = undefined;
-    if (effects) for (const effect of effects) effect();
+    if (effects)
+      for (let i = 0; i < effects.length; i += 3)
+        this.perform(effects[i] as Effect, effects[i + 1], effects[i + 2]);
     if (this.status === 'done') {
       this.halt();
       this.observer?.changed?.();
@@ -259,6 +280,12 @@ export class LeanActor<TContext, TInput = unknown> {
     this.children = undefined;
     this.mailbox = undefined;
     this.internal = undefined;
+  }
+
+  private enterInitial(): void {
+    const init: Selected = { row: { targets: this.initialTargets(), reenter: true }, source: 0 };
+    this.microstep([init], { type: 'xstate.init' }, true);
+    this.settle({ type: 'xstate.init' });
   }
 
   private macrostep(event: Event): void {
@@ -306,32 +333,44 @@ export class LeanActor<TContext, TInput = unknown> {
     // No active state has a transition for it (most events, and eventless selection in most states): nothing to walk.
     const { alwaysMask, eventMasks, atomicMask } = this.compiled;
     if ((this.config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
+    // One arguments object for every guard asked: guards only read it.
+    const args: GuardArgs<TContext> = { context: this.context, event };
+    const atomics = this.config & atomicMask;
+    if (atomics === 0) return NONE;
+    if ((atomics & (atomics - 1)) === 0) {
+      // One active atomic state (no parallel region active): no conflicts to resolve, no list to build.
+      const t = this.firstEnabled(31 - Math.clz32(atomics), eventless, args);
+      return t === undefined ? NONE : (t.alone ??= [t]);
+    }
     const enabled: Selected[] = [];
     // The active atomic states, in document order: the lowest set bit of the configuration first.
-    for (let bits = this.config & atomicMask; bits !== 0; bits &= bits - 1) {
-      const atomic = 31 - Math.clz32(bits & -bits);
-      loop: for (const s of this.states[atomic]!.path) {
-        const state = this.states[s]!;
-        const candidates = eventless ? state.always : state.on.get(event.type);
-        if (candidates === undefined) continue;
-        for (const t of candidates) {
-          if (t.row.guard === undefined || this.check(t.row.guard, event)) {
-            if (!enabled.includes(t)) enabled.push(t);
-            break loop;
-          }
-        }
-      }
+    for (let bits = atomics; bits !== 0; bits &= bits - 1) {
+      const t = this.firstEnabled(31 - Math.clz32(bits & -bits), eventless, args);
+      if (t !== undefined && !enabled.includes(t)) enabled.push(t);
     }
     return this.removeConflicts(enabled);
   }
 
-  private check(guard: GuardRow, event: Event): boolean {
-    if (typeof guard === 'string') {
-      const fn = this.machine.logic.guards[guard] as (args: { context: TContext; event: Event }) => boolean;
-      return fn({ context: this.context, event });
+  /** The first enabled transition for the event on an atomic state or its nearest ancestor that has one. */
+  private firstEnabled(atomic: number, eventless: boolean, args: GuardArgs<TContext>): Selected | undefined {
+    for (const s of this.states[atomic]!.path) {
+      const state = this.states[s]!;
+      const candidates = eventless ? state.always : state.on.get(args.event.type);
+      if (candidates === undefined) continue;
+      for (const t of candidates) {
+        if (t.row.guard === undefined || this.check(t.row.guard, args)) return t;
+      }
     }
-    if ('and' in guard) return guard.and.every((g) => this.check(g, event));
-    return !this.check(guard.not, event);
+    return undefined;
+  }
+
+  private check(guard: GuardRow, args: GuardArgs<TContext>): boolean {
+    if (typeof guard === 'string') {
+      const fn = this.machine.logic.guards[guard] as (args: GuardArgs<TContext>) => boolean;
+      return fn(args);
+    }
+    if ('and' in guard) return guard.and.every((g) => this.check(g, args));
+    return !this.check(guard.not, args);
   }
 
   /** Of two transitions that would exit the same state, the one from the deeper source wins (XState's rule). */
@@ -342,7 +381,7 @@ export class LeanActor<TContext, TInput = unknown> {
       let preempted = false;
       const remove = new Set<Selected>();
       for (const t2 of kept) {
-        if (intersects(this.exitSet([t1]), this.exitSet([t2]))) {
+        if ((this.exitMask(t1) & this.exitMask(t2)) !== 0) {
           if (this.isDescendant(t1.source, t2.source)) remove.add(t2);
           else {
             preempted = true;
@@ -362,26 +401,29 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private microstep(selected: readonly Selected[], event: Event, initial: boolean): void {
     if (selected.length === 0) return;
-    if (!initial) this.exitStates(this.exitSet(selected), event);
+    if (!initial) {
+      let exit = 0;
+      for (const t of selected) exit |= this.exitMask(t);
+      this.exitStates(exit, event);
+    }
     for (const { row } of selected) if (row.actions) this.execute(row.actions, event);
     this.enterStates(selected, event, initial);
   }
 
-  /** The active states a microstep exits, deepest (last in document order) first. */
-  private exitSet(transitions: readonly Selected[]): number[] {
-    const exit: number[] = [];
-    for (const t of transitions) {
-      if (!t.row.targets?.length) continue;
-      const domain = this.domain(t);
-      if (t.row.reenter && t.source === domain && !exit.includes(domain)) exit.push(domain);
-      const below = domain === -1 ? this.everyState : this.states[domain]!.descendants;
-      for (const s of below) if (this.isActive(s) && !exit.includes(s)) exit.push(s);
-    }
-    return exit.sort((a, b) => b - a);
+  /** The active states a transition exits, as a configuration mask (bit `i`: state `i`). */
+  private exitMask(t: Selected): number {
+    if (!t.row.targets?.length) return 0;
+    const domain = this.domain(t);
+    let exit = domain === -1 ? this.compiled.everyMask : this.states[domain]!.descendantsMask;
+    if (t.row.reenter && t.source === domain) exit |= 1 << domain;
+    return exit & this.config;
   }
 
-  private exitStates(toExit: readonly number[], event: Event): void {
-    for (const s of toExit) {
+  /** Exits the states of `exit`, a configuration mask, deepest (last in document order) first. */
+  private exitStates(exit: number, event: Event): void {
+    for (let bits = exit; bits !== 0;) {
+      const s = 31 - Math.clz32(bits);
+      bits &= ~(1 << s);
       const state = this.states[s]!;
       this.execute(state.exit, event);
       for (const after of state.after) this.cancelTimer(after.event);
@@ -574,6 +616,9 @@ export class LeanActor<TContext, TInput = unknown> {
   // ---- actions and effects ----
 
   private execute(actions: readonly ActionRow[], event: Event): void {
+    if (actions.length === 0) return;
+    // One arguments object for the list: the context is patched in place, so it stays the one to pass.
+    const args = { context: this.context, event: event as never };
     for (const action of actions) {
       const impl = this.machine.logic.actions[actionName(action)] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
@@ -581,7 +626,6 @@ export class LeanActor<TContext, TInput = unknown> {
         continue;
       }
       const params = this.paramsOf(action, event);
-      const args = { context: this.context, event: event as never };
       if (impl.kind === 'assign') {
         this.patch(impl.run(args, params as never));
       } else if (impl.kind === 'emit') {
@@ -590,7 +634,7 @@ export class LeanActor<TContext, TInput = unknown> {
       } else if (impl.kind === 'sendParent') {
         // Without a parent this fails the machine, as it does in XState.
         const sent = impl.run(args, params as never) as Event;
-        this.defer(() => this.parent!.send(sent));
+        this.defer(SEND_PARENT, sent);
       } else {
         this.performStep(impl.run(args, params as never));
       }
@@ -616,29 +660,22 @@ export class LeanActor<TContext, TInput = unknown> {
   private performStep(step: ActionStep<TContext>): void {
     this.patch(step.changes);
     for (const id of step.stop ?? []) this.stopChild(id);
-    for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, true);
+    for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, undefined);
     for (const { to, event } of step.send ?? []) {
       // As XState's sendTo a child by id: the child must be there (else the machine fails), and gets the event
       // after the step (a child stopped meanwhile ignores it).
-      const child = this.findChild(to)!;
-      this.defer(() => child.machine?.send(event));
+      this.defer(SEND_CHILD, this.findChild(to), event);
     }
     for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
   }
 
   private emit(event: { type: string }): void {
-    const observer = this.observer;
-    if (observer?.emitted) this.defer(() => observer.emitted!(event));
+    if (this.observer?.emitted) this.defer(EMIT, event);
   }
 
   private armTimer(eventType: string, delayName: string): void {
     const delay = this.machine.logic.delays[delayName]!({ context: this.context });
-    this.defer(() => {
-      this.clearTimer(eventType);
-      const slot = new TimerSlot(this, eventType);
-      slot.handle = this.machine.timers.set(slot, delay);
-      this.timers = append(this.timers, slot);
-    });
+    this.defer(ARM_TIMER, eventType, delay);
   }
 
   /** @internal A timer of this actor is due: its event is sent, unless the timer was cleared meanwhile. */
@@ -650,7 +687,7 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private cancelTimer(eventType: string): void {
-    this.defer(() => this.clearTimer(eventType));
+    this.defer(CLEAR_TIMER, eventType);
   }
 
   private clearTimer(eventType: string): void {
@@ -661,8 +698,43 @@ export class LeanActor<TContext, TInput = unknown> {
     this.timers = unlink(this.timers, t);
   }
 
-  private defer(effect: () => void): void {
-    (this.deferred ??= []).push(effect);
+  /** Leaves an effect for after the step: a code and its arguments rather than a closure, none made per effect. */
+  private defer(effect: Effect, a: unknown, b?: unknown): void {
+    (this.deferred ??= []).push(effect, a, b);
+  }
+
+  /** Runs an effect a step left (`defer`). */
+  private perform(effect: Effect, a: unknown, b: unknown): void {
+    switch (effect) {
+      case EMIT:
+        this.observer!.emitted!(a as { type: string });
+        return;
+      case SEND_PARENT:
+        // Without a parent this fails the machine, as it does in XState.
+        this.parent!.send(a as Event);
+        return;
+      case SEND_CHILD:
+        // A child that is not there fails the machine (XState's sendTo); one stopped meanwhile ignores it.
+        (a as Child).machine?.send(b as Event);
+        return;
+      case ARM_TIMER: {
+        const eventType = a as string;
+        this.clearTimer(eventType);
+        const slot = new TimerSlot(this, eventType);
+        slot.handle = this.machine.timers.set(slot, b as number);
+        this.timers = append(this.timers, slot);
+        return;
+      }
+      case CLEAR_TIMER:
+        this.clearTimer(a as string);
+        return;
+      case START_CHILD:
+        this.startChild(a as Child);
+        return;
+      case ABORT_CHILD:
+        this.abort(a as Child);
+        return;
+    }
   }
 
   private findChild(id: string): Child | undefined {
@@ -680,16 +752,16 @@ export class LeanActor<TContext, TInput = unknown> {
       invoke.input === undefined
         ? undefined
         : this.machine.logic.inputs[invoke.input]!({ context: this.context, event });
-    this.spawn(invoke.id, invoke.src, input, false);
+    this.spawn(invoke.id, invoke.src, input, invoke.replies);
   }
 
   /** Starts an invoked actor or a spawned child after the step (its input taken now, as XState does). */
-  private spawn(id: string, src: string, input: unknown, spawned: boolean): void {
+  private spawn(id: string, src: string, input: unknown, replies: InvokeReplies | undefined): void {
     const child: Child = {
       id,
       src,
       input,
-      spawned,
+      replies,
       controller: undefined,
       state: 'new',
       next: undefined,
@@ -698,7 +770,7 @@ export class LeanActor<TContext, TInput = unknown> {
     if (existing) this.dropChild(existing);
     this.children = append(this.children, child);
     this.changed = true;
-    this.defer(() => this.startChild(child));
+    this.defer(START_CHILD, child);
   }
 
   private stopChild(id: string): void {
@@ -708,7 +780,7 @@ export class LeanActor<TContext, TInput = unknown> {
     this.changed = true;
     // A child stopped in the step that spawned it never starts (as in XState).
     if (child.state === 'new') child.state = 'stopped';
-    else this.defer(() => this.abort(child));
+    else this.defer(ABORT_CHILD, child);
   }
 
   private abort(child: Child): void {
@@ -761,15 +833,16 @@ export class LeanActor<TContext, TInput = unknown> {
     if (child.state !== 'running' || this.findChild(child.id) !== child) return;
     child.state = 'stopped';
     this.dropChild(child);
-    if (child.spawned) {
+    const replies = child.replies;
+    if (replies === undefined) {
       // A spawned child's answer is the one event it sends back (its wrapper never rejects).
       if (outcome.ok) this.send(outcome.value as Event);
       return;
     }
     this.send(
       outcome.ok
-        ? { type: `xstate.done.actor.${child.id}`, output: outcome.value }
-        : { type: `xstate.error.actor.${child.id}`, error: outcome.error },
+        ? { type: replies.done, output: outcome.value }
+        : { type: replies.error, error: outcome.error },
     );
   }
 }
@@ -782,6 +855,12 @@ export class UnhandledActorError extends MachineError {
   }
 }
 
+/** The event types an invoked actor's answer comes as, made once per table rather than once per answer. */
+interface InvokeReplies {
+  readonly done: string;
+  readonly error: string;
+}
+
 /** A table's state with every list present and what the generated tables leave out worked out. */
 interface State {
   readonly id: string;
@@ -792,7 +871,7 @@ interface State {
   readonly initial?: number | undefined;
   readonly entry: readonly ActionRow[];
   readonly exit: readonly ActionRow[];
-  readonly invoke: readonly NonNullable<StateRow['invoke']>[number][];
+  readonly invoke: readonly (NonNullable<StateRow['invoke']>[number] & { readonly replies: InvokeReplies })[];
   /** Its timers: the delay's name and the event the timer sends. */
   readonly after: readonly { readonly delay: string; readonly event: string }[];
   /** Transitions by event type, each paired with this state as its source. */
@@ -804,13 +883,14 @@ interface State {
   readonly path: readonly number[];
   /** Its proper ancestors. */
   readonly ancestors: ReadonlySet<number>;
-  /** Its proper descendants, in document order. */
-  readonly descendants: readonly number[];
+  /** Its proper descendants, as a configuration mask. */
+  readonly descendantsMask: number;
 }
 
 interface Compiled {
   readonly states: readonly State[];
-  readonly everyState: readonly number[];
+  /** Every state, as a configuration mask: what a transition without a domain exits. */
+  readonly everyMask: number;
   /** The states that have eventless transitions, as a configuration mask. */
   readonly alwaysMask: number;
   /** For each event type, the states that have transitions for it, as a configuration mask. */
@@ -841,14 +921,20 @@ function compile(table: MachineTable): Compiled {
         children: rows.flatMap((child, c) => (child.parent === i ? [c] : [])),
         entry: row.entry ?? [],
         exit: row.exit ?? [],
-        invoke: row.invoke ?? [],
+        invoke: (row.invoke ?? []).map((invoke) => ({
+          ...invoke,
+          replies: { done: `xstate.done.actor.${invoke.id}`, error: `xstate.error.actor.${invoke.id}` },
+        })),
         after: (row.after ?? []).map((delay) => ({ delay, event: afterEvent(delay, ids[i]!) })),
         on: new Map(Object.entries(row.on ?? {}).map(([type, list]) => [type, pair(list)])),
         always: pair(row.always),
         atomic: type === 'atomic' || type === 'final',
         path,
         ancestors: new Set(path.slice(1)),
-        descendants: rows.flatMap((_, d) => (pathOf(d).slice(1).includes(i) ? [d] : [])),
+        descendantsMask: rows.reduce(
+          (mask, _, d) => (pathOf(d).slice(1).includes(i) ? mask | (1 << d) : mask),
+          0,
+        ),
       };
     });
     let alwaysMask = 0;
@@ -859,7 +945,8 @@ function compile(table: MachineTable): Compiled {
       if (state.atomic) atomicMask |= 1 << i;
       for (const type of state.on.keys()) eventMasks.set(type, (eventMasks.get(type) ?? 0) | (1 << i));
     });
-    compiled = { states, everyState: states.map((_, i) => i), alwaysMask, eventMasks, atomicMask };
+    const everyMask = states.reduce((mask, _, i) => mask | (1 << i), 0);
+    compiled = { states, everyMask, alwaysMask, eventMasks, atomicMask };
     compiledTables.set(table, compiled);
   }
   return compiled;
@@ -911,10 +998,8 @@ interface Selected {
   domain?: number;
   /** The states it enters, in document order. */
   entered?: readonly number[];
-}
-
-function intersects(a: readonly number[], b: readonly number[]): boolean {
-  return a.some((x) => b.includes(x));
+  /** A list of just this transition: what selection returns when it alone is enabled. */
+  alone?: readonly Selected[];
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

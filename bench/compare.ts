@@ -1,0 +1,180 @@
+/**
+ * Before and after, side by side in one process: the success path of this checkout against another checkout
+ * of failwise (an earlier commit), for a change meant to make the engine cheaper.
+ *
+ *   git worktree add /tmp/failwise-base <commit> && ln -s "$PWD/node_modules" /tmp/failwise-base/
+ *   npm run bench:compare -- /tmp/failwise-base [rounds]
+ *
+ * Each checkout's `src/index.ts` is bundled with esbuild (so both run as compiled JavaScript, not through tsx)
+ * into a client like `npm run bench`'s success section: one origin, `systemClock`, an in-process transport that
+ * answers a 204 at once. Then, in interleaved rounds (the order alternating, so that drift falls on both alike):
+ * - time: 10,000 requests awaited one after another per round; the median round, in µs per request;
+ * - allocation: bytes allocated per request, from V8's sampling heap profiler with the objects later collected
+ *   counted (every 256 bytes sampled), over 20,000 requests;
+ * - heap in flight: bytes per request with 10,000 waiting on a transport that answers only when aborted.
+ * Absolute figures move with the machine from one minute to the next; the ratio, measured side by side, less so.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+import { build } from 'esbuild';
+
+import { collectGarbage } from './harness.js';
+import { median } from './report.js';
+
+/** What a bundled checkout gives: a client whose transport is `send`, or one that answers a 204 at once. */
+interface Checkout {
+  name: string;
+  makeClient(send?: (request: { signal: AbortSignal }) => Promise<unknown>): {
+    request(request: { path: string }): Promise<unknown>;
+    close(): Promise<void>;
+  };
+}
+
+const HERE = fileURLToPath(new URL('..', import.meta.url));
+
+/** The module each checkout is bundled from: `root` is the checkout's directory. */
+function clientModule(root: string): string {
+  const index = JSON.stringify(path.join(root, 'src/index.ts'));
+  return `import { createFailoverClient, systemClock } from ${index};
+export function makeClient(send) {
+  return createFailoverClient({
+    origins: [{ id: 'primary', url: 'https://api.example.test' }],
+    clock: systemClock,
+    transport: {
+      name: 'bench',
+      send: send ?? (async () => ({ kind: 'response', response: new Response(null, { status: 204 }) })),
+    },
+    policy: { backoff: { initialMs: 0, maxMs: 0 } },
+  });
+}`;
+}
+
+async function load(name: string, root: string, dir: string): Promise<Checkout> {
+  const outfile = path.join(dir, `${name}.mjs`);
+  const result = await build({
+    stdin: { contents: clientModule(root), resolveDir: root, loader: 'js' },
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    write: false,
+    logLevel: 'error',
+  });
+  writeFileSync(outfile, result.outputFiles[0]!.contents);
+  const module = (await import(pathToFileURL(outfile).href)) as Omit<Checkout, 'name'>;
+  return { name, makeClient: module.makeClient };
+}
+
+/** µs per request of `count` requests awaited one after another. */
+async function timeRequests(client: ReturnType<Checkout['makeClient']>, count: number): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < count; i++) await client.request({ path: '/x' });
+  return ((performance.now() - start) * 1_000) / count;
+}
+
+/** Bytes allocated per request, collected objects included (V8's sampling heap profiler). */
+async function allocatedPerRequest(checkout: Checkout, count: number): Promise<number> {
+  const client = checkout.makeClient();
+  await timeRequests(client, 2_000);
+  const session = new Session();
+  session.connect();
+  await session.post('HeapProfiler.enable');
+  await session.post('HeapProfiler.startSampling', {
+    samplingInterval: 256,
+    includeObjectsCollectedByMajorGC: true,
+    includeObjectsCollectedByMinorGC: true,
+  });
+  await timeRequests(client, count);
+  const { profile } = await session.post('HeapProfiler.stopSampling');
+  session.disconnect();
+  await client.close();
+  let total = 0;
+  const walk = (node: typeof profile.head): void => {
+    total += node.selfSize;
+    for (const child of node.children) walk(child);
+  };
+  walk(profile.head);
+  return total / count;
+}
+
+/** Heap per request with `count` in flight (needs --expose-gc). */
+async function heapPerRequestInFlight(checkout: Checkout, count: number): Promise<number> {
+  const client = checkout.makeClient(
+    ({ signal }) =>
+      new Promise((resolve) =>
+        signal.addEventListener('abort', () =>
+          resolve({ kind: 'error', phase: 'connection-lost', requestSent: 'unknown', message: 'aborted' }),
+        ),
+      ),
+  );
+  collectGarbage();
+  const before = process.memoryUsage().heapUsed;
+  const pending: Promise<unknown>[] = [];
+  for (let i = 0; i < count; i++) pending.push(client.request({ path: '/x' }));
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  collectGarbage();
+  const after = process.memoryUsage().heapUsed;
+  await client.close();
+  await Promise.all(pending);
+  return (after - before) / count;
+}
+
+/** One checkout's figures. */
+export interface CompareRow {
+  checkout: 'base' | 'this';
+  /** µs per request, the median round. */
+  microsPerRequest: number;
+  bytesAllocatedPerRequest: number;
+  heapPerRequestInFlight: number;
+}
+
+/** Measures the checkout at `base` and this one side by side (node must run with --expose-gc). */
+export async function compare(base: string, rounds: number): Promise<[CompareRow, CompareRow]> {
+  if (!Number.isInteger(rounds) || rounds < 2)
+    throw new Error(`rounds: expected an integer >= 2, got ${rounds}`);
+  if ((globalThis as { gc?: unknown }).gc === undefined) throw new Error('run node with --expose-gc');
+  const dir = mkdtempSync(path.join(tmpdir(), 'failwise-compare-'));
+  try {
+    const checkouts = [await load('base', path.resolve(base), dir), await load('this', HERE, dir)] as const;
+    const clients = checkouts.map((checkout) => checkout.makeClient());
+    for (const client of clients) await timeRequests(client, 3_000);
+    const times: number[][] = [[], []];
+    for (let r = 0; r < rounds; r++) {
+      for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) times[i]!.push(await timeRequests(clients[i]!, 10_000));
+    }
+    for (const client of clients) await client.close();
+    const row = async (i: 0 | 1): Promise<CompareRow> => ({
+      checkout: i === 0 ? 'base' : 'this',
+      microsPerRequest: median(times[i]!),
+      bytesAllocatedPerRequest: await allocatedPerRequest(checkouts[i], 20_000),
+      heapPerRequestInFlight: await heapPerRequestInFlight(checkouts[i], 10_000),
+    });
+    return [await row(0), await row(1)];
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const [base, rounds] = process.argv.slice(2);
+  if (base === undefined)
+    throw new Error('usage: npm run bench:compare -- <base checkout directory> [rounds]');
+  const [before, after] = await compare(base, Number(rounds ?? 16));
+  console.table(
+    [before, after].map((row) => ({
+      checkout: row.checkout,
+      'µs per request (median round)': Number(row.microsPerRequest.toFixed(2)),
+      'bytes allocated per request': Math.round(row.bytesAllocatedPerRequest),
+      'heap per request in flight': Math.round(row.heapPerRequestInFlight),
+    })),
+  );
+  const ratio = (key: Exclude<keyof CompareRow, 'checkout'>) => (after[key] / before[key]).toFixed(3);
+  console.log(
+    `this ÷ base: time ${ratio('microsPerRequest')}, allocation ${ratio('bytesAllocatedPerRequest')}, ` +
+      `heap in flight ${ratio('heapPerRequestInFlight')}`,
+  );
+}
