@@ -46,7 +46,7 @@ const settings = quick
   : {
       timing: { rounds: 10, roundMs: 100, warmupMs: 300 },
       inflight: 10_000,
-      loopback: { requestsPerRound: 5_000, concurrency: 50, rounds: 3 },
+      loopback: { requestsPerRound: 5_000, concurrency: 50, rounds: 7 },
       load: { requests: 3_000, rounds: 3 },
     };
 
@@ -131,6 +131,9 @@ async function main(): Promise<void> {
           (median(results.loopback.failwiseNodeHttpPerSecond) / median(results.loopback.fetchPerSecond)) *
             1000,
         ) / 1000,
+      // The bundles built with rolldown (Vite's bundler) rather than esbuild (scripts/rolldown-bundle.ts).
+      bundleEverythingRolldownKB: Math.round(results.bundle.everything.rolldown.totalGzipBytes / 10.24) / 100,
+      bundleMinimalRolldownKB: Math.round(results.bundle.minimal.rolldown.upFrontGzipBytes / 10.24) / 100,
       failwiseClock: 'systemClock',
       quick,
       node: process.version,

@@ -108,12 +108,14 @@ const RESULTS: BenchResults = {
       totalGzipBytes: 43_008,
       upFrontGzipBytes: 40_960,
       ownGzipBytes: 23_552,
+      rolldown: { upFrontGzipBytes: 39_936, totalGzipBytes: 41_984 },
     },
     minimal: {
       entry: 'bench/fixtures/minimal-app.ts',
       totalGzipBytes: 9_216,
       upFrontGzipBytes: 8_192,
       ownGzipBytes: 4_096,
+      rolldown: { upFrontGzipBytes: 7_168, totalGzipBytes: 8_704 },
     },
   },
 };
@@ -243,6 +245,18 @@ describe('bench report', () => {
       // median 2,900 / median 2,500
       expect(loopback).toMatch(
         /^\| failwise over `nodeHttpTransport\(\)` \(failwise\/node\), for reference +\| +2,900 \| +1\.16 \|/m,
+      );
+    });
+
+    it('shows each bundle built by esbuild and by rolldown', () => {
+      const bundles = markdown.split('## 6. Bundle sizes')[1]!.split('\n## ')[0]!;
+      expect(bundles).toMatch(/^\| bundle +\| entry +\|.*\| rolldown: up front \| rolldown: all chunks \|$/m);
+      // esbuild: 8,192 up front, 9,216 in all, 4,096 own; rolldown: 7,168 up front, 8,704 in all.
+      expect(bundles).toMatch(
+        /^\| minimal app +\| `bench\/fixtures\/minimal-app\.ts` +\| +8\.00 KB \| +9\.00 KB \| +4\.00 KB \| +7\.00 KB \| +8\.50 KB \|$/m,
+      );
+      expect(bundles).toMatch(
+        /^\| everything +\| `src\/index\.ts` +\| +40\.00 KB \| +42\.00 KB \| +23\.00 KB \| +39\.00 KB \| +41\.00 KB \|$/m,
       );
     });
 
