@@ -20,6 +20,7 @@ export interface MachineLogic<TContext, TInput = unknown> {
   outputs: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
 }
 
+/** A guard only reads its arguments, and keeps nothing of them: the lean executor passes one object to several. */
 export type Guard<TContext> = (args: { context: TContext; event: never }) => boolean;
 
 /**

@@ -73,7 +73,6 @@ export class DrivenRun {
         logic: spec.logic as MachineLogic<Record<string, unknown>, unknown>,
         timers,
         actors,
-        spawned: new Set(Object.keys(spec.spawned ?? {})),
         machines: spec.machines,
       },
       input,

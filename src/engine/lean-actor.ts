@@ -27,10 +27,11 @@ export interface LeanMachine<TContext, TInput> {
   table: MachineTable;
   logic: MachineLogic<TContext, TInput>;
   timers: Timers;
-  /** Invoked actors and spawned children by name. An invoked actor's result is its output (or it throws). */
+  /**
+   * Invoked actors and spawned children by name. An invoked actor's result is its output (or it throws); a child
+   * spawned by a step (`ActionStep.start`) answers with the one event it sends back.
+   */
   actors: Readonly<Record<string, LeanEffect>>;
-  /** Names of the actors that are children spawned by steps: their result is the one event they send back. */
-  spawned?: ReadonlySet<string> | undefined;
   /**
    * Machines a step may start as children, by name (the outbox's `outboxEntry`): each runs in a lean actor of
    * its own, with these same effects and timers, and may send this machine events (`sendParent`); a step sends it
@@ -106,8 +107,8 @@ class TimerSlot extends TimerTarget {
 }
 
 /**
- * What a step leaves for after it (`LeanActor.defer`), in the order XState defers its actions. Constants, not an
- * object, so that bundlers inline them.
+ * The kinds of effect a step leaves for after it (`LeanActor.defer`); they run in the order they were left, as
+ * XState runs its deferred actions. Constants, not an object, so that bundlers inline them.
  */
 const EMIT = 0;
 const SEND_PARENT = 1;
@@ -186,7 +187,7 @@ export class LeanActor<TContext, TInput = unknown> {
   start(): this {
     if (this.started) return this;
     this.started = true;
-    this.run(undefined);
+    this.run(INITIAL);
     return this;
   }
 
@@ -230,11 +231,11 @@ export class LeanActor<TContext, TInput = unknown> {
 
   // ---- processing ----
 
-  /** Takes a step (the initial one, without an event), its effects, then the events sent meanwhile. */
-  private run(event: Event | undefined): void {
+  /** Takes a step (`INITIAL`: the initial one), its effects, then the events sent meanwhile. */
+  private run(event: Event | typeof INITIAL): void {
     this.processing = true;
     try {
-      if (event === undefined) this.enterInitial();
+      if (event === INITIAL) this.enterInitial();
       else this.macrostep(event);
       this.flush();
       for (let next = this.mailbox?.shift(); next !== undefined; next = this.mailbox?.shift()) {
@@ -333,12 +334,12 @@ export class LeanActor<TContext, TInput = unknown> {
     // No active state has a transition for it (most events, and eventless selection in most states): nothing to walk.
     const { alwaysMask, eventMasks, atomicMask } = this.compiled;
     if ((this.config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
-    // One arguments object for every guard asked: guards only read it.
-    const args: GuardArgs<TContext> = { context: this.context, event };
     const atomics = this.config & atomicMask;
     if (atomics === 0) return NONE;
+    // One arguments object for every guard asked: guards only read it (machine-logic.ts, `Guard`).
+    const args: GuardArgs<TContext> = { context: this.context, event };
     if ((atomics & (atomics - 1)) === 0) {
-      // One active atomic state (no parallel region active): no conflicts to resolve, no list to build.
+      // One active atomic state: no conflicts to resolve, no list to build.
       const t = this.firstEnabled(31 - Math.clz32(atomics), eventless, args);
       return t === undefined ? NONE : (t.alone ??= [t]);
     }
@@ -415,6 +416,8 @@ export class LeanActor<TContext, TInput = unknown> {
     if (!t.row.targets?.length) return 0;
     const domain = this.domain(t);
     let exit = domain === -1 ? this.compiled.everyMask : this.states[domain]!.descendantsMask;
+    // As XState's computeExitSet; a re-entering transition's domain is a proper ancestor of its source (its LCA),
+    // so this never adds a state today.
     if (t.row.reenter && t.source === domain) exit |= 1 << domain;
     return exit & this.config;
   }
@@ -664,7 +667,7 @@ export class LeanActor<TContext, TInput = unknown> {
     for (const { to, event } of step.send ?? []) {
       // As XState's sendTo a child by id: the child must be there (else the machine fails), and gets the event
       // after the step (a child stopped meanwhile ignores it).
-      this.defer(SEND_CHILD, this.findChild(to), event);
+      this.defer(SEND_CHILD, this.findChild(to) ?? to, event);
     }
     for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
   }
@@ -713,10 +716,17 @@ export class LeanActor<TContext, TInput = unknown> {
         // Without a parent this fails the machine, as it does in XState.
         this.parent!.send(a as Event);
         return;
-      case SEND_CHILD:
-        // A child that is not there fails the machine (XState's sendTo); one stopped meanwhile ignores it.
-        (a as Child).machine?.send(b as Event);
+      case SEND_CHILD: {
+        // XState's sendTo a child by id, after the step: a child that is not running (`a` is then its id), or
+        // that is not a machine, fails the machine (docs/design.md); a child machine stopped meanwhile ignores it.
+        if (typeof a === 'string')
+          throw new MachineError(`${this.machine.table.id}: sendTo \`${a}\`, which is not running`);
+        const child = a as Child;
+        if (this.machine.machines?.[child.src] === undefined)
+          throw new MachineError(`${this.machine.table.id}: sendTo \`${child.id}\`, which is not a machine`);
+        child.machine?.send(b as Event);
         return;
+      }
       case ARM_TIMER: {
         const eventType = a as string;
         this.clearTimer(eventType);
@@ -908,6 +918,9 @@ function compile(table: MachineTable): Compiled {
   let compiled = compiledTables.get(table);
   if (compiled === undefined) {
     const rows = table.states;
+    // The configuration is one 32-bit number (derive-table.ts refuses larger machines; this, a table made by hand).
+    if (rows.length > 31)
+      throw new MachineError(`${table.id}: ${rows.length} states, more than the 31 the executor can run`);
     const ids = stateIds(table);
     const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
     const states: State[] = rows.map((row, i) => {
@@ -983,6 +996,9 @@ function listed<T extends Linked<T>>(head: T | undefined, item: T): boolean {
   for (let node = head; node !== undefined; node = node.next) if (node === item) return true;
   return false;
 }
+
+/** What `start` runs instead of an event: the initial step (a value no caller can send). */
+const INITIAL: unique symbol = Symbol('initial step');
 
 /** No transition selected. */
 const NONE: readonly Selected[] = Object.freeze([]);

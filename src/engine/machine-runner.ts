@@ -79,7 +79,6 @@ export const leanRunner: MachineRunner = {
       logic: definition.logic,
       timers: clockTimers(options.clock),
       actors: spawned ? { ...options.actors, ...spawned } : options.actors,
-      spawned: spawned ? new Set(Object.keys(spawned)) : undefined,
       machines: definition.machines,
       ignoresSignal: options.ignoresSignal,
     };

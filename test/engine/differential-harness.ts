@@ -287,7 +287,6 @@ export function leanSide(
       logic: mut.logic,
       timers,
       actors,
-      spawned: new Set(Object.keys(mut.spawned ?? {})),
       machines: Object.fromEntries(
         Object.entries(mut.machines ?? {}).map(([name, m]) => [
           name,
