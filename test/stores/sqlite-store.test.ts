@@ -268,8 +268,9 @@ function startContender(path: string, owner: string, limitMs: number): Contender
   child.stdout.on('data', (chunk: Buffer) => {
     stdout += chunk.toString();
     if (stdout.startsWith('ready\n')) markReady();
-    const line = stdout.split('\n')[1];
-    if (line) answered(line);
+    // The second line, once whole (a chunk may end mid-line).
+    const lines = stdout.split('\n');
+    if (lines.length > 2 && lines[1]) answered(lines[1]);
   });
   child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const guard = setTimeout(() => child.kill('SIGKILL'), limitMs);
@@ -277,7 +278,10 @@ function startContender(path: string, owner: string, limitMs: number): Contender
     child.on('exit', (code, signal) => {
       clearTimeout(guard);
       markReady(); // a child that died before `ready` must not leave the test waiting
-      answered(`{"failed":"contender ${owner} exited with ${code ?? signal}: ${stdout} ${stderr}"}`);
+      // As JSON built by JSON.stringify: what the child printed may hold newlines and quotes.
+      answered(
+        JSON.stringify({ failed: `contender ${owner} exited with ${code ?? signal}: ${stdout} ${stderr}` }),
+      );
       resolve();
     });
   });
