@@ -87,8 +87,11 @@ export interface MeasureOptions {
   entry?: string;
 }
 
-const gzipBytes = (contents: Uint8Array): number => gzipSync(contents, { level: 9 }).byteLength;
-const posix = (file: string): string => file.replaceAll('\\', '/');
+/** A chunk's size as a server sends it: gzip, level 9. */
+export const gzipBytes = (contents: Uint8Array | string): number =>
+  gzipSync(contents, { level: 9 }).byteLength;
+/** A path with `/` between its parts, whatever the platform. */
+export const posix = (file: string): string => file.replaceAll('\\', '/');
 
 /** The package an esbuild input path belongs to, e.g. `node_modules/@scope/pkg/x.js` -> `@scope/pkg`. */
 function packageOf(inputPath: string): string {

@@ -12,9 +12,9 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gzipSync } from 'node:zlib';
-
 import { rolldown } from 'rolldown';
+
+import { gzipBytes, posix } from './check-bundle-size.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -54,12 +54,12 @@ export async function measureWithRolldown(entry: string): Promise<RolldownMeasur
     const measured = chunks.map((chunk): RolldownChunk => ({
       file: chunk.fileName,
       loaded: upFront.has(chunk.fileName) ? 'up-front' : 'lazy',
-      gzipBytes: gzipSync(chunk.code, { level: 9 }).byteLength,
-      modules: Object.keys(chunk.modules).map((id) => path.relative(ROOT, id).replaceAll('\\', '/')),
+      gzipBytes: gzipBytes(chunk.code),
+      modules: Object.keys(chunk.modules).map((id) => posix(path.relative(ROOT, id))),
     }));
     const gzip = (list: RolldownChunk[]) => list.reduce((total, chunk) => total + chunk.gzipBytes, 0);
     return {
-      entry: path.relative(ROOT, input).replaceAll('\\', '/'),
+      entry: posix(path.relative(ROOT, input)),
       upFrontGzipBytes: gzip(measured.filter((chunk) => chunk.loaded === 'up-front')),
       totalGzipBytes: gzip(measured),
       chunks: measured,
