@@ -22,6 +22,14 @@ const inputsOf = (measurement: BundleMeasurement, lazy: boolean): string[] =>
     .filter((chunk) => (chunk.loaded === 'lazy') === lazy)
     .flatMap((chunk) => Object.keys(chunk.inputs));
 
+/** Each part is in a chunk loaded by import() and in none loaded up front. */
+function expectOnlyLazy(parts: readonly string[], upFront: readonly string[], lazy: readonly string[]): void {
+  for (const part of parts) {
+    expect(upFront, part).not.toContain(part);
+    expect(lazy, part).toContain(part);
+  }
+}
+
 describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bundle-size.ts)', () => {
   // One build of each for all assertions. They are browser-only and nothing is external, so they reject with
   // esbuild's "Could not resolve" if anything reachable from the root entry imports a Node built-in.
@@ -42,17 +50,18 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
     const measurement = await minimal;
     const upFront = inputsOf(measurement, false);
     const lazy = inputsOf(measurement, true);
-    for (const part of [
-      'src/runtime/durable-work.ts',
-      'src/runtime/outbox-runner.ts',
-      'src/runtime/durable-entry.ts',
-      'machines/outbox/outbox.table.ts',
-      'machines/outbox/outbox.actions.ts',
-      'src/runtime/cached-reads.ts',
-    ]) {
-      expect(upFront, part).not.toContain(part);
-      expect(lazy, part).toContain(part);
-    }
+    expectOnlyLazy(
+      [
+        'src/runtime/durable-work.ts',
+        'src/runtime/outbox-runner.ts',
+        'src/runtime/durable-entry.ts',
+        'machines/outbox/outbox.table.ts',
+        'machines/outbox/outbox.actions.ts',
+        'src/runtime/cached-reads.ts',
+      ],
+      upFront,
+      lazy,
+    );
     expect(measurement.chunks[0]?.loaded).toBe('entry');
     // esbuild places a module by the entries that reach it through static imports, used or not: the root entry
     // exports memoryStore and memoryCache, and the lazy chunks use them, so they land up front, uncalled. rolldown
@@ -170,18 +179,19 @@ describe('the minimal app built with rolldown, what Vite builds with (scripts/ro
   it('loads no outbox, no cache and no XState up front: memoryStore and memoryCache stay in the lazy chunks', async () => {
     const upFront = await modulesOf('up-front');
     const lazy = await modulesOf('lazy');
-    for (const part of [
-      'src/runtime/durable-work.ts',
-      'src/runtime/outbox-runner.ts',
-      'machines/outbox/outbox.table.ts',
-      'src/stores/memory-store.ts',
-      'src/stores/store-input.ts',
-      'src/runtime/cached-reads.ts',
-      'src/cache/memory-cache.ts',
-    ]) {
-      expect(upFront, part).not.toContain(part);
-      expect(lazy, part).toContain(part);
-    }
+    expectOnlyLazy(
+      [
+        'src/runtime/durable-work.ts',
+        'src/runtime/outbox-runner.ts',
+        'machines/outbox/outbox.table.ts',
+        'src/stores/memory-store.ts',
+        'src/stores/store-input.ts',
+        'src/runtime/cached-reads.ts',
+        'src/cache/memory-cache.ts',
+      ],
+      upFront,
+      lazy,
+    );
     // What it does load up front: the client, its two machines and the lean executor.
     for (const part of [
       'src/runtime/create-failover-client.ts',

@@ -64,6 +64,15 @@ function run(machineTable: MachineTable, machines: LeanMachine<Ctx, unknown>['ma
   return { actor, ends };
 }
 
+/** The run failed with a `MachineError` that says `message`. */
+function expectFailedWith(ends: readonly LeanEnd[], message: string): void {
+  expect(ends).toHaveLength(1);
+  const end = ends[0] as { status: 'error'; error: unknown };
+  expect(end.status).toBe('error');
+  expect(end.error).toBeInstanceOf(MachineError);
+  expect((end.error as Error).message).toBe(message);
+}
+
 describe('the lean executor refuses', () => {
   it('an event that is not an event (undefined): the run fails, it does not start again', () => {
     const { actor, ends } = run(table());
@@ -80,9 +89,7 @@ describe('the lean executor refuses', () => {
     const { actor, ends } = run(table({ GO: [{ actions: ['sendToNobody'] }] }));
     actor.send({ type: 'GO' });
     expect(actor.status).toBe('error');
-    const end = ends[0] as { status: 'error'; error: unknown };
-    expect(end.error).toBeInstanceOf(MachineError);
-    expect((end.error as Error).message).toBe('probe: sendTo `nobody`, which is not running');
+    expectFailedWith(ends, 'probe: sendTo `nobody`, which is not running');
   });
 
   it('sendTo a child that is not a machine, naming it', () => {
@@ -93,9 +100,7 @@ describe('the lean executor refuses', () => {
     expect(actor.status).toBe('active');
     actor.send({ type: 'POKE' });
     expect(actor.status).toBe('error');
-    const end = ends[0] as { status: 'error'; error: unknown };
-    expect(end.error).toBeInstanceOf(MachineError);
-    expect((end.error as Error).message).toBe('probe: sendTo `w`, which is not a machine');
+    expectFailedWith(ends, 'probe: sendTo `w`, which is not a machine');
   });
 
   it('sends to a running child machine (the case the two refusals leave)', () => {
