@@ -12,7 +12,7 @@ import {
   type Outcome,
 } from '../dist/src/index.node.js';
 import { nodeHttpTransport } from '../dist/src/node.js';
-import type { LoopbackServer } from './loopback-server.js';
+import { JSON_BODY, type LoopbackServer } from './loopback-server.js';
 import { handLoop } from './peers.js';
 import type { LoadResult, LoadRound, ThroughputResult } from './report.js';
 
@@ -79,6 +79,11 @@ async function fetchAndReadWithTimeout(url: string): Promise<Response> {
   }
 }
 
+/** Whether `value` is what `/json` answers, parsed: the check on every JSON round's answers. */
+const EXPECTED_ITEMS = (JSON.parse(JSON_BODY) as { items: unknown[] }).items.length;
+const isJsonAnswer = (value: unknown): boolean =>
+  (value as { items?: unknown[] } | null)?.items?.length === EXPECTED_ITEMS;
+
 export interface ThroughputOptions {
   requestsPerRound: number;
   concurrency: number;
@@ -112,17 +117,39 @@ export async function measureThroughput(
       else if (outcome.response.status !== 204)
         add(failwiseNotSucceeded, `status ${outcome.response.status}`);
     });
+  // The same with a body to read: what an app does with an API's answer (`json()`), on each side.
+  const jsonUrl = `http://127.0.0.1:${server.port}/json`;
+  let jsonWrong = 0;
+  const jsonViaFetch = (total = requestsPerRound) =>
+    callers(total, concurrency, async () => {
+      try {
+        if (!isJsonAnswer(await (await fetch(jsonUrl)).json())) jsonWrong++;
+      } catch {
+        jsonWrong++;
+      }
+    });
+  const jsonViaFailwise = (total = requestsPerRound) =>
+    callers(total, concurrency, async () => {
+      const outcome = await client.request({ path: '/json' });
+      if (outcome.status !== 'succeeded') jsonWrong++;
+      else if (!isJsonAnswer(await outcome.response.json())) jsonWrong++;
+    });
   const fetchPerSecond: number[] = [];
   const fetchWithTimeoutPerSecond: number[] = [];
   const failwisePerSecond: number[] = [];
   const failwiseNodeHttpPerSecond: number[] = [];
+  const jsonFetchPerSecond: number[] = [];
+  const jsonFailwisePerSecond: number[] = [];
   try {
     // A warm-up round each (JIT, the connection pool), not counted.
     await viaFetch(WARMUP_REQUESTS);
     await viaFetch(WARMUP_REQUESTS, fetchAndReadWithTimeout);
     await viaFailwise(WARMUP_REQUESTS);
     await viaFailwise(WARMUP_REQUESTS, nodeHttpClient);
+    await jsonViaFetch(WARMUP_REQUESTS);
+    await jsonViaFailwise(WARMUP_REQUESTS);
     fetchErrors = 0;
+    jsonWrong = 0;
     for (const key of Object.keys(failwiseNotSucceeded)) delete failwiseNotSucceeded[key];
     for (let round = 0; round < options.rounds; round++) {
       fetchPerSecond.push((requestsPerRound * 1_000) / (await viaFetch()));
@@ -133,6 +160,8 @@ export async function measureThroughput(
       failwiseNodeHttpPerSecond.push(
         (requestsPerRound * 1_000) / (await viaFailwise(requestsPerRound, nodeHttpClient)),
       );
+      jsonFetchPerSecond.push((requestsPerRound * 1_000) / (await jsonViaFetch()));
+      jsonFailwisePerSecond.push((requestsPerRound * 1_000) / (await jsonViaFailwise()));
     }
   } finally {
     await client.close();
@@ -145,6 +174,10 @@ export async function measureThroughput(
     fetchWithTimeoutPerSecond,
     failwisePerSecond,
     failwiseNodeHttpPerSecond,
+    jsonFetchPerSecond,
+    jsonFailwisePerSecond,
+    jsonBytes: new TextEncoder().encode(JSON_BODY).byteLength,
+    jsonWrong,
     fetchErrors,
     failwiseNotSucceeded,
   };

@@ -2,7 +2,7 @@
  * The loopback origin of sections 4 and 5, run in a child process (`startLoopbackServer`) so that it
  * has a core of its own and its work is not timed as the client's. It listens on 127.0.0.1, port 0,
  * and answers 204, except a request whose query has `fail=<id>`: the first request with that id gets a
- * 503, every later one a 204. It tells its port over IPC, counts what it answered, and closes (every
+ * 503, every later one a 204; and a request for `/json`, which gets `JSON_BODY` (200, with its length). It tells its port over IPC, counts what it answered, and closes (every
  * connection with it) when told to or when its parent goes away.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -10,6 +10,19 @@ import { once } from 'node:events';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+
+/**
+ * What `/json` answers: a list of 20 items, about 1 KB, the size of an ordinary API answer. A 204 has no body to
+ * read, so it leaves out what reading one costs a client.
+ */
+export const JSON_BODY = JSON.stringify({
+  items: Array.from({ length: 20 }, (_, i) => ({
+    id: i,
+    name: `item ${i}`,
+    price: i * 3.5,
+    inStock: i % 3 !== 0,
+  })),
+});
 
 export interface ServerCounts {
   requests: number;
@@ -74,11 +87,19 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
   };
 }
 
+const JSON_BYTES = Buffer.byteLength(JSON_BODY);
+
 function serve(): void {
   const failedOnce = new Set<string>();
   let counts: ServerCounts = { requests: 0, unavailable: 0 };
   const server = createServer((request, response) => {
     counts.requests++;
+    if (request.url === '/json') {
+      response
+        .writeHead(200, { 'content-type': 'application/json', 'content-length': JSON_BYTES })
+        .end(JSON_BODY);
+      return;
+    }
     const query = request.url?.split('?')[1];
     const id = query && new URLSearchParams(query).get('fail');
     if (id && !failedOnce.has(id)) {

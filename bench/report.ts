@@ -67,6 +67,14 @@ export interface ThroughputResult {
   failwisePerSecond: number[];
   /** failwise over `nodeHttpTransport()` (failwise/node) instead of fetch: a reference, not the target's figure. */
   failwiseNodeHttpPerSecond: number[];
+  /** Raw fetch of `/json`, its body read with `json()`. */
+  jsonFetchPerSecond: number[];
+  /** failwise's `client.request` of `/json`, the outcome's body read with `json()`. */
+  jsonFailwisePerSecond: number[];
+  /** The size of `/json`'s body. */
+  jsonBytes: number;
+  /** JSON requests, on either side, that did not end in the expected body (should be none). */
+  jsonWrong: number;
   /** Requests that did not end in a 204, over every round (should be none). */
   fetchErrors: number;
   failwiseNotSucceeded: Record<string, number>;
@@ -339,10 +347,32 @@ function memoryTable(memory: MemoryResult): string {
   );
 }
 
+const perRound = (values: number[]) => values.map((v) => fmt(v)).join(', ');
+
+/** The loopback rounds with a JSON body: raw fetch and failwise, each reading it with `json()`. */
+function loopbackJsonTable(loopback: ThroughputResult): string {
+  const fetchMedian = median(loopback.jsonFetchPerSecond);
+  const failwiseMedian = median(loopback.jsonFailwisePerSecond);
+  return renderTable(
+    ['client, `/json` read with `json()`', 'median req/s', 'x fetch', 'req/s per round', 'not the body'],
+    [
+      ['raw fetch', fmt(fetchMedian), '1.00', perRound(loopback.jsonFetchPerSecond), fmt(loopback.jsonWrong)],
+      [
+        'failwise (default fetch transport)',
+        fmt(failwiseMedian),
+        fmt(failwiseMedian / fetchMedian, 2),
+        perRound(loopback.jsonFailwisePerSecond),
+        'counted with raw fetch',
+      ],
+    ],
+    ['left', 'right', 'right', 'right', 'left'],
+  );
+}
+
 function loopbackTable(loopback: ThroughputResult): string {
   const fetchMedian = median(loopback.fetchPerSecond);
   const failwiseMedian = median(loopback.failwisePerSecond);
-  const rounds = (values: number[]) => values.map((v) => fmt(v)).join(', ');
+  const rounds = perRound;
   return renderTable(
     ['client', 'median req/s', 'x fetch', 'req/s per round', 'not a 204'],
     [
@@ -485,7 +515,7 @@ export function sections(results: BenchResults): { title: string; table: string 
     },
     {
       title: `4. Loopback HTTP: ${fmt(results.loopback.requestsPerRound)} requests per round, ${results.loopback.concurrency} concurrent callers`,
-      table: loopbackTable(results.loopback),
+      table: `${loopbackTable(results.loopback)}\n\n${loopbackJsonTable(results.loopback)}`,
     },
     {
       title: `5. Load: ${fmt(results.load.requests)} requests at once, every other one's first attempt gets a 503`,
@@ -535,7 +565,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 4. Loopback HTTP throughput',
     '',
-    `A node:http server in a child process (its own core) on 127.0.0.1 answers 204. ${results.loopback.concurrency} concurrent callers share ${fmt(results.loopback.requestsPerRound)} requests per round: raw \`fetch\` (reading the body) against failwise's default fetch transport (\`createFailoverClient\` from the Node entry, an \`allowInsecure\` http origin). Both go through Node's global undici pool. Rounds alternate fetch, fetch with a timeout, failwise, failwise over node:http, after one warm-up round of 1,000 each; the ratio is of the median rounds. Raw fetch can never cut a hung attempt short; the second row is raw fetch with what that takes (an \`AbortController\` passed to fetch and a 5 s timer per request, cleared once the body is read), for scale: failwise always has an attempt timeout, so that row, not raw fetch, is the floor under its figure. The last row is the same failwise client over failwise/node's \`nodeHttpTransport()\` (node:http, a keep-alive agent), which a Node service can choose: it does not go through undici's fetch (its \`Request\`, its body stream, its own signal per request), which is where most of a fetch's CPU time goes in a profile of this run's failwise rounds.`,
+    `A node:http server in a child process (its own core) on 127.0.0.1 answers 204. ${results.loopback.concurrency} concurrent callers share ${fmt(results.loopback.requestsPerRound)} requests per round: raw \`fetch\` (reading the body) against failwise's default fetch transport (\`createFailoverClient\` from the Node entry, an \`allowInsecure\` http origin). Both go through Node's global undici pool. Rounds alternate fetch, fetch with a timeout, failwise, failwise over node:http, after one warm-up round of 1,000 each; the ratio is of the median rounds. Raw fetch can never cut a hung attempt short; the second row is raw fetch with what that takes (an \`AbortController\` passed to fetch and a 5 s timer per request, cleared once the body is read), for scale: failwise always has an attempt timeout, so that row, not raw fetch, is the floor under its figure. The last row is the same failwise client over failwise/node's \`nodeHttpTransport()\` (node:http, a keep-alive agent), which a Node service can choose: it does not go through undici's fetch (its \`Request\`, its body stream, its own signal per request), which is where most of a fetch's CPU time goes in a profile of this run's failwise rounds. A 204 has no body, so those rows leave out what reading one costs; the second table is the same rounds' requests for \`/json\`, a 200 with a ${fmt(results.loopback.jsonBytes)}-byte JSON body and its \`Content-Length\`, raw fetch against failwise, each reading the body with \`json()\` and checking it (interleaved with the rows above, one round each per round). failwise's fetch transport reads such a body within the attempt, so that a body cut mid-way is a failed attempt it may retry, and hands the app a \`Response\` over those bytes.`,
     '',
     loopback,
     '',

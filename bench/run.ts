@@ -126,6 +126,12 @@ async function main(): Promise<void> {
           (median(results.loopback.failwisePerSecond) / median(results.loopback.fetchWithTimeoutPerSecond)) *
             1000,
         ) / 1000,
+      // The same rounds with a ~1 KB JSON body read with json() on each side (bench/http.ts).
+      loopbackJsonThroughputVsFetch:
+        Math.round(
+          (median(results.loopback.jsonFailwisePerSecond) / median(results.loopback.jsonFetchPerSecond)) *
+            1000,
+        ) / 1000,
       loopbackThroughputNodeHttpVsFetch:
         Math.round(
           (median(results.loopback.failwiseNodeHttpPerSecond) / median(results.loopback.fetchPerSecond)) *

@@ -77,6 +77,10 @@ const RESULTS: BenchResults = {
     fetchWithTimeoutPerSecond: [1_800, 2_250, 2_700],
     failwisePerSecond: [800, 1_000, 600],
     failwiseNodeHttpPerSecond: [2_600, 3_200, 2_900],
+    jsonFetchPerSecond: [1_000, 1_200, 1_400],
+    jsonFailwisePerSecond: [900, 600, 700],
+    jsonBytes: 1_024,
+    jsonWrong: 0,
     fetchErrors: 0,
     failwiseNotSucceeded: {},
   },
@@ -245,6 +249,17 @@ describe('bench report', () => {
       // median 2,900 / median 2,500
       expect(loopback).toMatch(
         /^\| failwise over `nodeHttpTransport\(\)` \(failwise\/node\), for reference +\| +2,900 \| +1\.16 \|/m,
+      );
+    });
+
+    it('shows the JSON-body rounds in a table of their own, against raw fetch of the same body', () => {
+      const loopback = markdown.split('## 4. Loopback HTTP throughput')[1]!.split('\n## ')[0]!;
+      expect(loopback).toContain('a 200 with a 1,024-byte JSON body');
+      expect(loopback).toMatch(/^\| client, `\/json` read with `json\(\)` +\| median req\/s \|/m);
+      expect(loopback).toMatch(/^\| raw fetch +\| +1,200 \| +1\.00 \| +1,000, 1,200, 1,400 \| 0 +\|$/m);
+      // median 700 / median 1,200
+      expect(loopback).toMatch(
+        /^\| failwise \(default fetch transport\) +\| +700 \| +0\.58 \| +900, 600, 700 \|/m,
       );
     });
 
