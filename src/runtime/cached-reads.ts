@@ -5,6 +5,7 @@ import { countsAgainstOrigin } from '../policy/health-evidence.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { PreparedRequest } from './prepare-request.js';
+import { bufferedResponse } from '../transports/buffered-response.js';
 
 /**
  * `lifetime: 'cached'` reads. Each is sent as an interactive request and its success kept in the cache. It is
@@ -38,8 +39,8 @@ export function createCachedReads(deps: {
       const ageMs = clock.now() - hit.storedAt;
       if (ageMs > policy.cache.maxAgeMs) return void (await cache.delete(key));
       const { status, statusText, headers, body, origin } = hit;
-      const nullBody = prepared.method === 'HEAD' || [204, 205, 304].includes(status);
-      const response = new Response(nullBody ? null : body.slice(), { status, statusText, headers });
+      // A copy: the cache keeps its bytes for the next read. bufferedResponse leaves out the body of a 204 or a HEAD.
+      const response = bufferedResponse(prepared.method, status, statusText, headers, body.slice());
       deps.announceStale(prepared, origin, attempts, startedAt);
       const elapsedMs = clock.now() - startedAt;
       return { status: 'succeeded', response, origin, attempts, elapsedMs, stale: true, ageMs };

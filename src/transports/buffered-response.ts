@@ -1,3 +1,5 @@
+import { BytesResponse, canAnswerFromBytes } from './bytes-response.js';
+
 /**
  * @internal
  * Builds the WHATWG `Response` a transport hands back once it has read the whole body within the
@@ -45,12 +47,20 @@ function hasNoBody(method: string, status: number): boolean {
   return NO_BODY_STATUSES.has(status) || method.toUpperCase() === 'HEAD';
 }
 
+/**
+ * The response over a body read within the attempt (`body` becomes the response's own). It answers `json()` and
+ * the other reads from those bytes (bytes-response.ts) where the runtime allows, else it is a plain `Response`.
+ */
 export function bufferedResponse(
   method: string,
   status: number,
   statusText: string,
-  headers: Headers,
+  headers: Headers | [string, string][],
   body: ArrayBuffer | Uint8Array<ArrayBuffer>,
 ): Response {
-  return new Response(hasNoBody(method, status) ? null : body, { status, statusText, headers });
+  const init = { status, statusText, headers };
+  if (hasNoBody(method, status)) return new Response(null, init);
+  return canAnswerFromBytes()
+    ? new BytesResponse(body instanceof Uint8Array ? body : new Uint8Array(body), init)
+    : new Response(body, init);
 }
