@@ -21,9 +21,6 @@
 const BYTES = Symbol('failwise.bytes');
 const STREAMED = Symbol('failwise.streamed');
 
-/** What fetch rejects a second read with, in the words undici uses. */
-const usedError = (): TypeError => new TypeError('Body is unusable: Body has already been read');
-
 let utf8: TextDecoder | undefined;
 /** UTF-8 decode as fetch's `text()` does it: a leading BOM dropped, a bad sequence replaced (U+FFFD). */
 const decode = (bytes: Uint8Array): string => (utf8 ??= new TextDecoder()).decode(bytes);
@@ -60,25 +57,21 @@ export class BytesResponse extends Response {
   }
 
   override text(): Promise<string> {
-    const streamed = this[STREAMED];
-    return streamed === undefined ? this.read(decode) : streamed.text();
+    return this.fromBytes() ? this.read(decode) : this.streamed().text();
   }
 
   override json(): Promise<unknown> {
-    const streamed = this[STREAMED];
-    return streamed === undefined
+    return this.fromBytes()
       ? this.read((bytes) => JSON.parse(decode(bytes)) as unknown)
-      : streamed.json();
+      : this.streamed().json();
   }
 
   override arrayBuffer(): Promise<ArrayBuffer> {
-    const streamed = this[STREAMED];
-    return streamed === undefined ? this.read(bufferOf) : streamed.arrayBuffer();
+    return this.fromBytes() ? this.read(bufferOf) : this.streamed().arrayBuffer();
   }
 
   override bytes(): Promise<Uint8Array<ArrayBuffer>> {
-    const streamed = this[STREAMED];
-    return streamed === undefined ? this.read((bytes) => new Uint8Array(bufferOf(bytes))) : streamed.bytes();
+    return this.fromBytes() ? this.read((bytes) => new Uint8Array(bufferOf(bytes))) : this.streamed().bytes();
   }
 
   override blob(): Promise<Blob> {
@@ -89,19 +82,23 @@ export class BytesResponse extends Response {
     return this.streamed().formData();
   }
 
-  /** A response of its own over a copy of the bytes, as fetch's tees the stream; a read body cannot be cloned. */
+  /** A response of its own over a copy of the bytes, as fetch's tees the stream. */
   override clone(): Response {
-    const streamed = this[STREAMED];
-    if (streamed !== undefined) return streamed.clone();
-    const bytes = this[BYTES];
-    if (bytes === undefined) throw usedError();
-    return new BytesResponse(bytes.slice(), this.init());
+    return this.fromBytes() ? new BytesResponse(this[BYTES]!.slice(), this.init()) : this.streamed().clone();
   }
 
-  /** Takes the bytes for one read; a second read rejects, as fetch's does. */
+  /**
+   * Whether a read is answered from the bytes: they are here, and no stream has been made over them. Otherwise
+   * the streamed response answers, and once the body is used it is a used `Response`: a second read, or a clone,
+   * then fails with the runtime's own `TypeError`, word for word.
+   */
+  private fromBytes(): boolean {
+    return this[STREAMED] === undefined && this[BYTES] !== undefined;
+  }
+
+  /** Takes the bytes for one read. */
   private read<T>(convert: (bytes: Uint8Array<ArrayBuffer>) => T): Promise<T> {
-    const bytes = this[BYTES];
-    if (bytes === undefined) return Promise.reject(usedError());
+    const bytes = this[BYTES]!;
     this[BYTES] = undefined;
     // Bad JSON rejects with JSON.parse's SyntaxError; the read still used the body, as fetch's does.
     return new Promise((resolve) => resolve(convert(bytes)));
