@@ -11,7 +11,11 @@
  * - time: 10,000 requests awaited one after another per round; the median round, in µs per request;
  * - allocation: bytes allocated per request, from V8's sampling heap profiler with the objects later collected
  *   counted (every 256 bytes sampled), over 20,000 requests;
- * - heap in flight: bytes per request with 10,000 waiting on a transport that answers only when aborted.
+ * - heap in flight: bytes per request with 10,000 waiting on a transport that answers only when aborted;
+ * - loopback JSON: each checkout's default fetch transport against raw fetch, over real HTTP to the loopback
+ *   server of `npm run bench` (bench/loopback-server.ts, `/json`: a 1 KB JSON body, read with `json()` and
+ *   checked), 2,000 requests per round, 50 at a time, the three in rotating order; each checkout's median req/s
+ *   over raw fetch's.
  * Absolute figures move with the machine from one minute to the next; the ratio, measured side by side, less so.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -24,15 +28,23 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 import { collectGarbage } from './harness.js';
+import { callers, isJsonAnswer } from './http.js';
+import { startLoopbackServer } from './loopback-server.js';
 import { median } from './report.js';
 
-/** What a bundled checkout gives: a client whose transport is `send`, or one that answers a 204 at once. */
+interface BenchClient {
+  request(request: { path: string }): Promise<unknown>;
+  close(): Promise<void>;
+}
+
+/**
+ * What a bundled checkout gives: a client whose transport is `send`, or one that answers a 204 at once; and a
+ * client over its default transport (fetch) to an origin on 127.0.0.1.
+ */
 interface Checkout {
   name: string;
-  makeClient(send?: (request: { signal: AbortSignal }) => Promise<unknown>): {
-    request(request: { path: string }): Promise<unknown>;
-    close(): Promise<void>;
-  };
+  makeClient(send?: (request: { signal: AbortSignal }) => Promise<unknown>): BenchClient;
+  makeHttpClient(port: number): BenchClient;
 }
 
 const HERE = fileURLToPath(new URL('..', import.meta.url));
@@ -51,6 +63,9 @@ export function makeClient(send) {
     },
     policy: { backoff: { initialMs: 0, maxMs: 0 } },
   });
+}
+export function makeHttpClient(port) {
+  return createFailoverClient({ origins: [{ id: 'primary', url: 'http://127.0.0.1:' + port, allowInsecure: true }] });
 }`;
 }
 
@@ -66,7 +81,7 @@ async function load(name: string, root: string, dir: string): Promise<Checkout> 
   });
   writeFileSync(outfile, result.outputFiles[0]!.contents);
   const module = (await import(pathToFileURL(outfile).href)) as Omit<Checkout, 'name'>;
-  return { name, makeClient: module.makeClient };
+  return { name, makeClient: module.makeClient, makeHttpClient: module.makeHttpClient };
 }
 
 /** µs per request of `count` requests awaited one after another. */
@@ -123,6 +138,49 @@ async function heapPerRequestInFlight(checkout: Checkout, count: number): Promis
   return (after - before) / count;
 }
 
+const JSON_REQUESTS_PER_ROUND = 2_000;
+
+/** Requests per second for `/json`, `JSON_REQUESTS_PER_ROUND` of them 50 at a time; throws on a wrong answer. */
+async function jsonRound(read: () => Promise<unknown>): Promise<number> {
+  const ms = await callers(JSON_REQUESTS_PER_ROUND, 50, async () => {
+    const answer = await read();
+    if (!isJsonAnswer(answer)) throw new Error(`bench:compare: /json answered ${JSON.stringify(answer)}`);
+  });
+  return (JSON_REQUESTS_PER_ROUND * 1_000) / ms;
+}
+
+/** Each checkout's loopback JSON throughput over raw fetch's, in rounds of the three in rotating order. */
+async function jsonLoopback(
+  checkouts: readonly [Checkout, Checkout],
+  rounds: number,
+): Promise<[number, number]> {
+  const server = await startLoopbackServer();
+  const clients = checkouts.map((checkout) => checkout.makeHttpClient(server.port));
+  const url = `http://127.0.0.1:${server.port}/json`;
+  const readers: (() => Promise<unknown>)[] = [
+    async () => (await (await fetch(url)).json()) as unknown,
+    ...clients.map((client) => async () => {
+      const outcome = (await client.request({ path: '/json' })) as { status: string; response?: Response };
+      return outcome.response === undefined ? outcome.status : ((await outcome.response.json()) as unknown);
+    }),
+  ];
+  try {
+    for (const read of readers) await jsonRound(read); // warm-up: JIT, the connection pool
+    const perSecond: number[][] = [[], [], []];
+    for (let r = 0; r < rounds; r++) {
+      for (let k = 0; k < 3; k++) {
+        const i = (r + k) % 3;
+        perSecond[i]!.push(await jsonRound(readers[i]!));
+      }
+    }
+    const fetchMedian = median(perSecond[0]!);
+    return [median(perSecond[1]!) / fetchMedian, median(perSecond[2]!) / fetchMedian];
+  } finally {
+    for (const client of clients) await client.close();
+    await server.close();
+  }
+}
+
 /** One checkout's figures. */
 export interface CompareRow {
   checkout: 'base' | 'this';
@@ -130,6 +188,8 @@ export interface CompareRow {
   microsPerRequest: number;
   bytesAllocatedPerRequest: number;
   heapPerRequestInFlight: number;
+  /** Loopback JSON requests per second over raw fetch's (median rounds). */
+  jsonLoopbackVsFetch: number;
 }
 
 /** Measures the checkout at `base` and this one side by side (node must run with --expose-gc). */
@@ -147,13 +207,19 @@ export async function compare(base: string, rounds: number): Promise<[CompareRow
       for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) times[i]!.push(await timeRequests(clients[i]!, 10_000));
     }
     for (const client of clients) await client.close();
-    const row = async (i: 0 | 1): Promise<CompareRow> => ({
+    const row = async (i: 0 | 1): Promise<Omit<CompareRow, 'jsonLoopbackVsFetch'>> => ({
       checkout: i === 0 ? 'base' : 'this',
       microsPerRequest: median(times[i]!),
       bytesAllocatedPerRequest: await allocatedPerRequest(checkouts[i], 20_000),
       heapPerRequestInFlight: await heapPerRequestInFlight(checkouts[i], 10_000),
     });
-    return [await row(0), await row(1)];
+    const rows = [await row(0), await row(1)] as const;
+    // Last: its sockets and the server's child process would be in the heap measurements.
+    const [baseJson, thisJson] = await jsonLoopback(checkouts, rounds);
+    return [
+      { ...rows[0], jsonLoopbackVsFetch: baseJson },
+      { ...rows[1], jsonLoopbackVsFetch: thisJson },
+    ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -170,11 +236,12 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
       'µs per request (median round)': Number(row.microsPerRequest.toFixed(2)),
       'bytes allocated per request': Math.round(row.bytesAllocatedPerRequest),
       'heap per request in flight': Math.round(row.heapPerRequestInFlight),
+      'loopback JSON ÷ raw fetch': Number(row.jsonLoopbackVsFetch.toFixed(3)),
     })),
   );
   const ratio = (key: Exclude<keyof CompareRow, 'checkout'>) => (after[key] / before[key]).toFixed(3);
   console.log(
     `this ÷ base: time ${ratio('microsPerRequest')}, allocation ${ratio('bytesAllocatedPerRequest')}, ` +
-      `heap in flight ${ratio('heapPerRequestInFlight')}`,
+      `heap in flight ${ratio('heapPerRequestInFlight')}, loopback JSON ${ratio('jsonLoopbackVsFetch')}`,
   );
 }

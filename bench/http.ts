@@ -41,7 +41,7 @@ function failwiseClient(
 }
 
 /** `concurrency` callers share `total` calls; returns the wall time. */
-async function callers(
+export async function callers(
   total: number,
   concurrency: number,
   call: (i: number) => Promise<void>,
@@ -81,7 +81,7 @@ async function fetchAndReadWithTimeout(url: string): Promise<Response> {
 
 /** Whether `value` is what `/json` answers, parsed: the check on every JSON round's answers. */
 const EXPECTED_ITEMS = (JSON.parse(JSON_BODY) as { items: unknown[] }).items.length;
-const isJsonAnswer = (value: unknown): boolean =>
+export const isJsonAnswer = (value: unknown): boolean =>
   (value as { items?: unknown[] } | null)?.items?.length === EXPECTED_ITEMS;
 
 export interface ThroughputOptions {

@@ -597,6 +597,10 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     BEFORE_ROUND_FOUR,
     '',
+    '## Before the fifth round of issue 10',
+    '',
+    BEFORE_ROUND_FIVE,
+    '',
     '## Many senders on PostgreSQL',
     '',
     MANY_SENDERS,
@@ -663,6 +667,17 @@ const BEFORE_ROUND_FOUR = [
   '| heap per request in flight                  |        3,280 |        3,270 | 1.00 to 1.02 x |',
   '',
   "The ratio's median over the five runs is 0.83. This round changed the lean executor only: a step's effects are codes and arguments in one list instead of a closure each, an exit set is a bitmask instead of a sorted array, a transition enabled alone is returned as a list made once, an invoked actor's done and error event types are made once per table instead of per answer, and one arguments object serves a selection's guards and one an action list. The heap per request in flight did not move; `bytesPerInflight` in this bench reads about 3,560 B for both commits when measured the same minute (it read 3,466 B for 03d6aa8 at 21:37: the figure moves by about 100 B with the state of the machine). The bundles grew by 0.33 KB gzip (the effects' `switch`, the masks, and errors that name what the executor refuses); the same entries built with rolldown, Vite's bundler, are the last two columns of section 6.",
+].join('\n');
+
+const BEFORE_ROUND_FIVE = [
+  "Section 4's second table (a 1 KB JSON body read with `json()`) was added in this round, and first run on the code before it (commit df20cb6: the same bench, the transports handing on a body read within the attempt as `new Response(bytes)`), twice on 2026-12-03 at about 06:17 UTC:",
+  '',
+  '| run | raw fetch, median req/s | failwise, median req/s | failwise ÷ raw fetch |',
+  '| --: | ----------------------: | ---------------------: | -------------------: |',
+  '|   1 |                   4,628 |                  2,284 |               0.49 x |',
+  '|   2 |                   4,360 |                  2,044 |               0.47 x |',
+  '',
+  "A profile put the difference in the `Response` the transport made: undici wraps its bytes in a new `ReadableStream`, which the app's `json()` then reads back through, about 25 µs per response on Node 20. This round's transports hand on a `BytesResponse` (src/transports/bytes-response.ts), which answers `json()`, `text()`, `arrayBuffer()` and `bytes()` from the bytes; section 4 shows the figure since. The 204 rows above it do not read a body and did not change.",
 ].join('\n');
 
 const BEFORE_ROUND_THREE = [

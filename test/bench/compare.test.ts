@@ -19,12 +19,15 @@ describe('bench/compare.ts', () => {
       'µs per request (median round)',
       'bytes allocated per request',
       'heap per request in flight',
+      'loopback JSON ÷ raw fetch',
     ])
       expect(stdout).toContain(column);
     expect(stdout).toMatch(/'base'/);
     expect(stdout).toMatch(/'this'/);
     const ratios =
-      /this ÷ base: time (\d+\.\d{3}), allocation (\d+\.\d{3}), heap in flight (\d+\.\d{3})/.exec(stdout);
+      /this ÷ base: time (\d+\.\d{3}), allocation (\d+\.\d{3}), heap in flight (\d+\.\d{3}), loopback JSON (\d+\.\d{3})/.exec(
+        stdout,
+      );
     expect(ratios, stdout).not.toBeNull();
     // Every figure was measured: a ratio of two positive, finite numbers.
     for (const ratio of ratios!.slice(1)) expect(Number(ratio)).toBeGreaterThan(0);
