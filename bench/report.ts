@@ -677,7 +677,7 @@ const BEFORE_ROUND_FIVE = [
   '|   1 |                   4,628 |                  2,284 |               0.49 x |',
   '|   2 |                   4,360 |                  2,044 |               0.47 x |',
   '',
-  "A profile put the difference in the `Response` the transport made: undici wraps its bytes in a new `ReadableStream`, which the app's `json()` then reads back through, about 25 µs per response on Node 20. This round's transports hand on a `BytesResponse` (src/transports/bytes-response.ts), which answers `json()`, `text()`, `arrayBuffer()` and `bytes()` from the bytes; section 4 shows the figure since. The 204 rows above it do not read a body and did not change.",
+  "A profile put the difference in the `Response` the transport made: undici wraps its bytes in a new `ReadableStream`, which the app's `json()` then reads back through, about 25 µs per response on Node 20. This round's transports hand on a `BytesResponse` (src/transports/bytes-response.ts), which answers `json()`, `text()`, `arrayBuffer()` and `bytes()` from the bytes; section 4 shows the figure since. Those figures, from separate minutes, move more with the machine than with the change: side by side in one process (`npm run bench:compare -- <checkout of df20cb6>`, 8 and 12 rounds, four runs at about 07:20 UTC) this round's code read 1.02 to 1.14 x df20cb6's loopback JSON throughput (median 1.09). The 204 rows above it do not read a body and did not change.",
 ].join('\n');
 
 const BEFORE_ROUND_THREE = [
