@@ -1,5 +1,3 @@
-import { BytesResponse, canAnswerFromBytes } from './bytes-response.js';
-
 /**
  * @internal
  * Builds the WHATWG `Response` a transport hands back once it has read the whole body within the
@@ -47,20 +45,21 @@ function hasNoBody(method: string, status: number): boolean {
   return NO_BODY_STATUSES.has(status) || method.toUpperCase() === 'HEAD';
 }
 
-/**
- * The response over a body read within the attempt (`body` becomes the response's own). It answers `json()` and
- * the other reads from those bytes (bytes-response.ts) where the runtime allows, else it is a plain `Response`.
- */
+/** How a transport makes the `Response` over a body it read: `new Response`, or on Node `responseFromBytes`. */
+export type ResponseFromBytes = (bytes: Uint8Array<ArrayBuffer>, init: ResponseInit) => Response;
+
+const plainResponse: ResponseFromBytes = (bytes, init) => new Response(bytes, init);
+
+/** The response over a body read within the attempt (`body` becomes the response's own), none for a 204 or a HEAD. */
 export function bufferedResponse(
   method: string,
   status: number,
   statusText: string,
   headers: Headers | [string, string][],
   body: ArrayBuffer | Uint8Array<ArrayBuffer>,
+  make: ResponseFromBytes = plainResponse,
 ): Response {
   const init = { status, statusText, headers };
   if (hasNoBody(method, status)) return new Response(null, init);
-  return canAnswerFromBytes()
-    ? new BytesResponse(body instanceof Uint8Array ? body : new Uint8Array(body), init)
-    : new Response(body, init);
+  return make(body instanceof Uint8Array ? body : new Uint8Array(body), init);
 }

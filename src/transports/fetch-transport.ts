@@ -1,6 +1,11 @@
 import type { Clock } from '../clock/clock.js';
 import type { TransportResult } from '../policy/transport-result.js';
-import { bufferedResponse, isRepresentableStatus, streamsBody } from './buffered-response.js';
+import {
+  bufferedResponse,
+  isRepresentableStatus,
+  streamsBody,
+  type ResponseFromBytes,
+} from './buffered-response.js';
 import { abortedResult, describeOpaque, errorResult, hostOf } from './network-error.js';
 import type { Transport } from './transport.js';
 
@@ -44,6 +49,18 @@ export interface FetchTransportOptions {
  * `checksPins`, a client with pins refuses it, and a request handed to it with pins is not sent.
  */
 export function fetchTransport(options: FetchTransportOptions = {}): Transport {
+  return fetchTransportWith(options, undefined);
+}
+
+/**
+ * @internal
+ * `fetchTransport` that makes the `Response` over a body it read with `responseFromBytes` (the Node entry's:
+ * src/transports/bytes-response.ts) rather than `new Response`.
+ */
+export function fetchTransportWith(
+  options: FetchTransportOptions,
+  responseFromBytes: ResponseFromBytes | undefined,
+): Transport {
   return {
     name: 'fetch',
     send: async ({ url, method, headers, body, signal, pins, fetchOptions, stream, bodySignal }) => {
@@ -91,7 +108,14 @@ export function fetchTransport(options: FetchTransportOptions = {}): Transport {
       return isRepresentableStatus(status)
         ? {
             kind: 'response',
-            response: bufferedResponse(method, status, response.statusText, response.headers, bytes),
+            response: bufferedResponse(
+              method,
+              status,
+              response.statusText,
+              response.headers,
+              bytes,
+              responseFromBytes,
+            ),
           }
         : errorResult(
             'unknown',

@@ -15,6 +15,7 @@ import {
   type PinCheck,
 } from './certificate-pins.js';
 import { bufferedResponse, isRepresentableStatus, streamsBody } from './buffered-response.js';
+import { responseFromBytes } from './bytes-response.js';
 import { dropPooledSockets } from './drop-pooled-sockets.js';
 import {
   abortedResult,
@@ -408,7 +409,14 @@ function responseResult(
   }
   return {
     kind: 'response',
-    response: bufferedResponse(method, status, incoming.statusMessage ?? '', headersOf(incoming), body),
+    response: bufferedResponse(
+      method,
+      status,
+      incoming.statusMessage ?? '',
+      headersOf(incoming),
+      body,
+      responseFromBytes,
+    ),
   };
 }
 

@@ -1,6 +1,11 @@
 import { defaultRequestSent } from '../policy/classify-failure.js';
 import type { TransportResult } from '../policy/transport-result.js';
-import { explainOpaqueFetchError, fetchTransport, type FetchTransportOptions } from './fetch-transport.js';
+import { responseFromBytes } from './bytes-response.js';
+import {
+  explainOpaqueFetchError,
+  fetchTransportWith,
+  type FetchTransportOptions,
+} from './fetch-transport.js';
 import { describeOpaque, errorResult, findNetworkCause, isTlsCause, phaseOf } from './network-error.js';
 import type { Transport } from './transport.js';
 
@@ -10,7 +15,7 @@ import type { Transport } from './transport.js';
  * entry under Node (the package's `node` export condition), so browsers never ship these tables.
  */
 export function undiciFetchTransport(options: FetchTransportOptions = {}): Transport {
-  return fetchTransport({ explainError: explainUndiciFetchError, ...options });
+  return fetchTransportWith({ explainError: explainUndiciFetchError, ...options }, responseFromBytes);
 }
 
 /** The phase of a failed undici fetch, from its cause's code; docs/transports.md has the table. */

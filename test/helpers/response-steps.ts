@@ -1,10 +1,7 @@
 /**
  * What an app does with a `Response`, one step at a time, and what each step gave as plain data (a value, or the
- * class of the error it threw or rejected with), so that two responses can be compared step by step: in Node
- * (test/transports/bytes-response.test.ts) and in real Chromium (test/browser/bytes-response.chromium.test.ts).
- * No Node built-ins: the browser test bundles it into its page.
- * Errors are compared by class: Blink words a bad JSON body "Failed to execute 'json' on 'Response': ...", where
- * `JSON.parse` (and so a BytesResponse, and undici) says only what follows the colon.
+ * class of the error it threw or rejected with), so that two responses can be compared step by step
+ * (test/transports/bytes-response.test.ts).
  */
 export type ResponseStep =
   | 'text'
