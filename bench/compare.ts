@@ -12,7 +12,7 @@
  * - allocation: bytes allocated per request, from V8's sampling heap profiler with the objects later collected
  *   counted (every 256 bytes sampled), over 20,000 requests;
  * - heap in flight: bytes per request with 10,000 waiting on a transport that answers only when aborted;
- * - loopback JSON: each checkout's default fetch transport against raw fetch, over real HTTP to the loopback
+ * - loopback JSON: each checkout's Node entry (`src/index.node.ts`, its default fetch transport) against raw fetch, over real HTTP to the loopback
  *   server of `npm run bench` (bench/loopback-server.ts, `/json`: a 1 KB JSON body, read with `json()` and
  *   checked), 2,000 requests per round, 50 at a time, the three in rotating order; each checkout's median req/s
  *   over raw fetch's.
@@ -52,7 +52,9 @@ const HERE = fileURLToPath(new URL('..', import.meta.url));
 /** The module each checkout is bundled from: `root` is the checkout's directory. */
 function clientModule(root: string): string {
   const index = JSON.stringify(path.join(root, 'src/index.ts'));
+  const nodeIndex = JSON.stringify(path.join(root, 'src/index.node.ts'));
   return `import { createFailoverClient, systemClock } from ${index};
+import { createFailoverClient as createNodeClient } from ${nodeIndex};
 export function makeClient(send) {
   return createFailoverClient({
     origins: [{ id: 'primary', url: 'https://api.example.test' }],
@@ -65,7 +67,7 @@ export function makeClient(send) {
   });
 }
 export function makeHttpClient(port) {
-  return createFailoverClient({ origins: [{ id: 'primary', url: 'http://127.0.0.1:' + port, allowInsecure: true }] });
+  return createNodeClient({ origins: [{ id: 'primary', url: 'http://127.0.0.1:' + port, allowInsecure: true }] });
 }`;
 }
 
@@ -140,20 +142,33 @@ async function heapPerRequestInFlight(checkout: Checkout, count: number): Promis
 
 const JSON_REQUESTS_PER_ROUND = 2_000;
 
-/** Requests per second for `/json`, `JSON_REQUESTS_PER_ROUND` of them 50 at a time; throws on a wrong answer. */
-async function jsonRound(read: () => Promise<unknown>): Promise<number> {
+/**
+ * Requests per second for `/json`, `JSON_REQUESTS_PER_ROUND` of them 50 at a time, and this process's CPU time per
+ * request (the server is another process); throws on a wrong answer.
+ */
+async function jsonRound(read: () => Promise<unknown>): Promise<{ perSecond: number; cpuMicros: number }> {
+  const cpu = process.cpuUsage();
   const ms = await callers(JSON_REQUESTS_PER_ROUND, 50, async () => {
     const answer = await read();
     if (!isJsonAnswer(answer)) throw new Error(`bench:compare: /json answered ${JSON.stringify(answer)}`);
   });
-  return (JSON_REQUESTS_PER_ROUND * 1_000) / ms;
+  const { user, system } = process.cpuUsage(cpu);
+  return {
+    perSecond: (JSON_REQUESTS_PER_ROUND * 1_000) / ms,
+    cpuMicros: (user + system) / JSON_REQUESTS_PER_ROUND,
+  };
 }
 
-/** Each checkout's loopback JSON throughput over raw fetch's, in rounds of the three in rotating order. */
+type JsonFigures = Pick<CompareRow, 'jsonLoopbackVsFetch' | 'jsonCpuMicrosPerRequest'>;
+
+/**
+ * Each checkout's loopback JSON throughput over raw fetch's, and its CPU per request, in rounds of the three in
+ * rotating order.
+ */
 async function jsonLoopback(
   checkouts: readonly [Checkout, Checkout],
   rounds: number,
-): Promise<[number, number]> {
+): Promise<[JsonFigures, JsonFigures]> {
   const server = await startLoopbackServer();
   const clients = checkouts.map((checkout) => checkout.makeHttpClient(server.port));
   const url = `http://127.0.0.1:${server.port}/json`;
@@ -167,14 +182,21 @@ async function jsonLoopback(
   try {
     for (const read of readers) await jsonRound(read); // warm-up: JIT, the connection pool
     const perSecond: number[][] = [[], [], []];
+    const cpuMicros: number[][] = [[], [], []];
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < 3; k++) {
         const i = (r + k) % 3;
-        perSecond[i]!.push(await jsonRound(readers[i]!));
+        const round = await jsonRound(readers[i]!);
+        perSecond[i]!.push(round.perSecond);
+        cpuMicros[i]!.push(round.cpuMicros);
       }
     }
     const fetchMedian = median(perSecond[0]!);
-    return [median(perSecond[1]!) / fetchMedian, median(perSecond[2]!) / fetchMedian];
+    const figures = (i: 1 | 2) => ({
+      jsonLoopbackVsFetch: median(perSecond[i]!) / fetchMedian,
+      jsonCpuMicrosPerRequest: median(cpuMicros[i]!),
+    });
+    return [figures(1), figures(2)];
   } finally {
     for (const client of clients) await client.close();
     await server.close();
@@ -190,6 +212,8 @@ export interface CompareRow {
   heapPerRequestInFlight: number;
   /** Loopback JSON requests per second over raw fetch's (median rounds). */
   jsonLoopbackVsFetch: number;
+  /** This process's CPU time per loopback JSON request, µs (median round): steadier than throughput. */
+  jsonCpuMicrosPerRequest: number;
 }
 
 /** Measures the checkout at `base` and this one side by side (node must run with --expose-gc). */
@@ -207,7 +231,9 @@ export async function compare(base: string, rounds: number): Promise<[CompareRow
       for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) times[i]!.push(await timeRequests(clients[i]!, 10_000));
     }
     for (const client of clients) await client.close();
-    const row = async (i: 0 | 1): Promise<Omit<CompareRow, 'jsonLoopbackVsFetch'>> => ({
+    const row = async (
+      i: 0 | 1,
+    ): Promise<Omit<CompareRow, 'jsonLoopbackVsFetch' | 'jsonCpuMicrosPerRequest'>> => ({
       checkout: i === 0 ? 'base' : 'this',
       microsPerRequest: median(times[i]!),
       bytesAllocatedPerRequest: await allocatedPerRequest(checkouts[i], 20_000),
@@ -217,8 +243,8 @@ export async function compare(base: string, rounds: number): Promise<[CompareRow
     // Last: its sockets and the server's child process would be in the heap measurements.
     const [baseJson, thisJson] = await jsonLoopback(checkouts, rounds);
     return [
-      { ...rows[0], jsonLoopbackVsFetch: baseJson },
-      { ...rows[1], jsonLoopbackVsFetch: thisJson },
+      { ...rows[0], ...baseJson },
+      { ...rows[1], ...thisJson },
     ];
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -237,11 +263,12 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
       'bytes allocated per request': Math.round(row.bytesAllocatedPerRequest),
       'heap per request in flight': Math.round(row.heapPerRequestInFlight),
       'loopback JSON ÷ raw fetch': Number(row.jsonLoopbackVsFetch.toFixed(3)),
+      'loopback JSON CPU µs per request': Math.round(row.jsonCpuMicrosPerRequest),
     })),
   );
   const ratio = (key: Exclude<keyof CompareRow, 'checkout'>) => (after[key] / before[key]).toFixed(3);
   console.log(
     `this ÷ base: time ${ratio('microsPerRequest')}, allocation ${ratio('bytesAllocatedPerRequest')}, ` +
-      `heap in flight ${ratio('heapPerRequestInFlight')}, loopback JSON ${ratio('jsonLoopbackVsFetch')}`,
+      `heap in flight ${ratio('heapPerRequestInFlight')}, loopback JSON ${ratio('jsonLoopbackVsFetch')}, its CPU ${ratio('jsonCpuMicrosPerRequest')}`,
   );
 }

@@ -20,12 +20,13 @@ describe('bench/compare.ts', () => {
       'bytes allocated per request',
       'heap per request in flight',
       'loopback JSON ÷ raw fetch',
+      'loopback JSON CPU µs per request',
     ])
       expect(stdout).toContain(column);
     expect(stdout).toMatch(/'base'/);
     expect(stdout).toMatch(/'this'/);
     const ratios =
-      /this ÷ base: time (\d+\.\d{3}), allocation (\d+\.\d{3}), heap in flight (\d+\.\d{3}), loopback JSON (\d+\.\d{3})/.exec(
+      /this ÷ base: time (\d+\.\d{3}), allocation (\d+\.\d{3}), heap in flight (\d+\.\d{3}), loopback JSON (\d+\.\d{3}), its CPU (\d+\.\d{3})/.exec(
         stdout,
       );
     expect(ratios, stdout).not.toBeNull();
