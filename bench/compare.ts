@@ -14,9 +14,12 @@
  * - heap in flight: bytes per request with 10,000 waiting on a transport that answers only when aborted;
  * - loopback JSON: each checkout's Node entry (`src/index.node.ts`, its default fetch transport) against raw fetch, over real HTTP to the loopback
  *   server of `npm run bench` (bench/loopback-server.ts, `/json`: a 1 KB JSON body, read with `json()` and
- *   checked), 2,000 requests per round, 50 at a time, the three in rotating order; each checkout's median req/s
- *   over raw fetch's.
+ *   checked), 2,000 requests per round, 50 at a time, the three in each of their six orders in turn, a gc before
+ *   each; each checkout's median req/s over raw fetch's, and this process's CPU per request.
  * Absolute figures move with the machine from one minute to the next; the ratio, measured side by side, less so.
+ * Run this checkout against itself first (`npm run bench:compare -- . 18`): on 2026-12-03 that gave loopback JSON
+ * ratios of 0.97 to 1.15 and CPU ratios of 0.91 to 0.94, the second checkout ahead more often than not, whatever
+ * the order of the rounds; a change of the loopback figures smaller than that is not seen.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -159,11 +162,21 @@ async function jsonRound(read: () => Promise<unknown>): Promise<{ perSecond: num
   };
 }
 
+/** The six orders of raw fetch (0) and the two checkouts (1, 2), one a round: each comes after each as often. */
+const ORDERS = [
+  [0, 1, 2],
+  [1, 2, 0],
+  [2, 0, 1],
+  [0, 2, 1],
+  [2, 1, 0],
+  [1, 0, 2],
+] as const;
+
 type JsonFigures = Pick<CompareRow, 'jsonLoopbackVsFetch' | 'jsonCpuMicrosPerRequest'>;
 
 /**
  * Each checkout's loopback JSON throughput over raw fetch's, and its CPU per request, in rounds of the three in
- * rotating order.
+ * each of their six orders (`ORDERS`).
  */
 async function jsonLoopback(
   checkouts: readonly [Checkout, Checkout],
@@ -184,8 +197,9 @@ async function jsonLoopback(
     const perSecond: number[][] = [[], [], []];
     const cpuMicros: number[][] = [[], [], []];
     for (let r = 0; r < rounds; r++) {
-      for (let k = 0; k < 3; k++) {
-        const i = (r + k) % 3;
+      for (const i of ORDERS[r % ORDERS.length]!) {
+        // No garbage of the one before is left for this one to collect.
+        collectGarbage();
         const round = await jsonRound(readers[i]!);
         perSecond[i]!.push(round.perSecond);
         cpuMicros[i]!.push(round.cpuMicros);
