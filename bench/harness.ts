@@ -87,3 +87,54 @@ export async function interleavedRounds(peers: Peer[], options: RoundsOptions): 
   });
   return { rows, roundMs: options.roundMs };
 }
+
+export interface CpuRoundsOptions {
+  rounds: number;
+  /** Calls per peer per round, one after another. */
+  callsPerRound: number;
+  /** Calls per peer before the first round (JIT, caches), not measured. */
+  warmupCalls: number;
+}
+
+/**
+ * Interleaved rounds, as `interleavedRounds`, for calls that wait on real timers: each batch is timed by the
+ * process's CPU time (`process.cpuUsage`, user and system), not the wall clock, which the waits would fill. Each
+ * row's figures are CPU µs per call; `roundMs` is the wall time of a batch, averaged.
+ */
+export async function interleavedCpuRounds(
+  peers: Peer[],
+  options: CpuRoundsOptions,
+): Promise<TimingSection> {
+  for (const peer of peers) {
+    for (let i = 0; i < options.warmupCalls; i++) await peer.call();
+  }
+  const perRound = new Map<PeerId, number[]>(peers.map((peer) => [peer.id, []]));
+  let wallMs = 0;
+  for (let r = 0; r < options.rounds; r++) {
+    for (let i = 0; i < peers.length; i++) {
+      const peer = peers[(i + r) % peers.length]!;
+      peer.reset?.();
+      const start = performance.now();
+      const before = process.cpuUsage();
+      for (let call = 0; call < options.callsPerRound; call++) await peer.call();
+      const used = process.cpuUsage(before);
+      wallMs += performance.now() - start;
+      peer.check?.(options.callsPerRound);
+      perRound.get(peer.id)!.push((used.user + used.system) / options.callsPerRound);
+    }
+  }
+  const rows: TimingRow[] = peers.map(({ id }) => {
+    const values = perRound.get(id)!;
+    return {
+      id,
+      // Every round has as many calls, so the mean of the rounds is the mean of all calls.
+      meanUs: values.reduce((sum, v) => sum + v, 0) / values.length,
+      medianUs: median(values),
+      minUs: Math.min(...values),
+      maxUs: Math.max(...values),
+      calls: values.length * options.callsPerRound,
+      rounds: values.length,
+    };
+  });
+  return { rows, roundMs: wallMs / (options.rounds * peers.length) };
+}

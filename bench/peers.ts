@@ -46,16 +46,25 @@ export const microClock: Clock = {
   },
 };
 
+/** How long the `waited` server takes to answer, on a real timer. */
+export const WAIT_MS = 2;
+
+/** What the in-process server does: see `sender`. */
+export type Script = 'ok' | 'flaky' | 'waited';
+
 /**
  * An in-process server: `ok` answers every send with a 204; `flaky` answers 503, then 204, then 503 ...
  * Every peer awaits each call before the next, and each call makes exactly two sends, so each call's
- * first send is the 503; `check` proves it by counting.
+ * first send is the 503; `check` proves it by counting. `waited` answers every send with a 204 after a real
+ * `WAIT_MS` timer, as a server across a network does: the process sleeps between a call's start and its end.
  */
-export function sender(script: 'ok' | 'flaky') {
+export function sender(script: Script) {
   let sends = 0;
   return {
     send: (): Promise<Response> => {
       const first = sends++ % 2 === 0;
+      if (script === 'waited')
+        return new Promise((resolve) => setTimeout(() => resolve(new Response(null, { status: 204 })), WAIT_MS));
       return Promise.resolve(new Response(null, { status: script === 'flaky' && first ? 503 : 204 }));
     },
     sends: () => sends,
@@ -136,7 +145,7 @@ export interface PeerSet {
 }
 
 /** The peers of one section, each with its own sender and its own checks. */
-export function peersFor(script: 'ok' | 'flaky'): PeerSet {
+export function peersFor(script: Script): PeerSet {
   const sendsPerCall = script === 'flaky' ? 2 : 1;
   const clients: FailoverClient[] = [];
   const sdk = sdkTelemetry();

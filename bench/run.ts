@@ -5,7 +5,8 @@
  * function and gives every closure a property store of its own, costing time and memory the package does not.
  *
  *   1. success path and 2. retry path: failwise next to a hand-written loop, cockatiel (with and without
- *      a timeout) and p-retry, over the same in-process transport (bench/peers.ts);
+ *      a timeout) and p-retry, over the same in-process transport (bench/peers.ts); the success path again with
+ *      each answer after a real wait, timed by CPU;
  *   3. heap per request in flight (bench/memory.ts);
  *   4. loopback HTTP throughput against raw fetch and 5. 3,000 requests at once, half of them 503 first,
  *      against a raw retry loop (bench/http.ts, bench/loopback-server.ts);
@@ -25,12 +26,20 @@ import { format, resolveConfig } from 'prettier';
 
 import { measureBundles } from './bundle.js';
 import { keepFleetSection } from './fleet/fleet-doc.js';
-import { interleavedRounds } from './harness.js';
+import { interleavedCpuRounds, interleavedRounds } from './harness.js';
 import { measureLoad, measureThroughput } from './http.js';
 import { startLoopbackServer } from './loopback-server.js';
 import { measureMemory } from './memory.js';
-import { peersFor } from './peers.js';
-import { median, renderMarkdown, sections, summarize, summaryLine, type BenchResults } from './report.js';
+import { WAIT_MS, peersFor } from './peers.js';
+import {
+  betweenWaitsRatios,
+  median,
+  renderMarkdown,
+  sections,
+  summarize,
+  summaryLine,
+  type BenchResults,
+} from './report.js';
 
 const args = new Set(process.argv.slice(2));
 const quick = args.has('--quick');
@@ -39,12 +48,14 @@ const DOC = fileURLToPath(new URL('../docs/benchmarks.md', import.meta.url));
 const settings = quick
   ? {
       timing: { rounds: 2, roundMs: 30, warmupMs: 60 },
+      waits: { rounds: 2, callsPerRound: 10, warmupCalls: 10 },
       inflight: 1_000,
       loopback: { requestsPerRound: 500, concurrency: 50, rounds: 1 },
       load: { requests: 3_000, rounds: 1 },
     }
   : {
       timing: { rounds: 10, roundMs: 100, warmupMs: 300 },
+      waits: { rounds: 10, callsPerRound: 100, warmupCalls: 100 },
       inflight: 10_000,
       loopback: { requestsPerRound: 5_000, concurrency: 50, rounds: 7 },
       load: { requests: 3_000, rounds: 3 },
@@ -61,6 +72,16 @@ async function timing(script: 'ok' | 'flaky') {
   }
 }
 
+/** The success path with each answer after a real wait, timed by CPU (section 1's second table). */
+async function betweenWaits() {
+  const set = peersFor('waited');
+  try {
+    return { ...(await interleavedCpuRounds(set.peers, settings.waits)), waitMs: WAIT_MS };
+  } finally {
+    await set.close();
+  }
+}
+
 async function main(): Promise<void> {
   if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
     throw new Error('bench: run node with --expose-gc (npm run bench does): the memory section needs gc()');
@@ -68,6 +89,8 @@ async function main(): Promise<void> {
   const startedAt = performance.now();
   progress('success path');
   const success = await timing('ok');
+  progress(`success path between ${WAIT_MS} ms waits`);
+  const successBetweenWaits = await betweenWaits();
   progress('retry path');
   const retry = await timing('flaky');
   progress(`memory, ${settings.inflight} requests in flight`);
@@ -99,6 +122,7 @@ async function main(): Promise<void> {
       durationS: (performance.now() - startedAt) / 1_000,
     },
     success,
+    successBetweenWaits,
     retry,
     memory,
     loopback,
@@ -126,6 +150,8 @@ async function main(): Promise<void> {
           (median(results.loopback.failwisePerSecond) / median(results.loopback.fetchWithTimeoutPerSecond)) *
             1000,
         ) / 1000,
+      // The success path with each answer after a real wait, by CPU per call (section 1's second table).
+      ...betweenWaitsRatios(results.successBetweenWaits),
       // The same rounds with a ~1 KB JSON body read with json() on each side (bench/http.ts).
       loopbackJsonThroughputVsFetch:
         Math.round(

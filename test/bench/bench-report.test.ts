@@ -9,6 +9,7 @@ import {
   meetsTarget,
   median,
   renderMarkdown,
+  betweenWaitsRatios,
   renderTable,
   sections,
   summarize,
@@ -50,6 +51,19 @@ const RESULTS: BenchResults = {
     cockatielNoTimeout: 4.5,
     pRetry: 12,
   }),
+  successBetweenWaits: {
+    ...timing({
+      failwise: 400,
+      failwiseMicroClock: 390,
+      failwiseOtel: 520,
+      handLoop: 160,
+      cockatiel: 500,
+      cockatielNoTimeout: 250,
+      pRetry: 300,
+    }),
+    roundMs: 2_400,
+    waitMs: 2,
+  },
   retry: timing({
     failwise: 3_000,
     failwiseMicroClock: 1_700,
@@ -137,6 +151,14 @@ describe('bench report', () => {
       budgetExhaustedUnderLoad: 2, // the worst round
       bundleEverythingKB: 42,
       bundleMinimalKB: 8,
+    });
+  });
+
+  it('gives the success path between waits as ratios of CPU per call, beside the summary', () => {
+    // failwise 400 µs ÷ cockatiel 500 µs, ÷ hand loop 160 µs
+    expect(betweenWaitsRatios(RESULTS.successBetweenWaits)).toEqual({
+      successCpuBetweenWaitsVsCockatiel: 0.8,
+      successCpuBetweenWaitsVsHandLoop: 2.5,
     });
   });
 
@@ -238,6 +260,20 @@ describe('bench report', () => {
         expect(markdown).toContain(`\n${heading}\n`);
       expect(markdown).toContain('| p-retry 6 ');
       expect(markdown).toContain('failed:retry-budget-exhausted 1,000');
+    });
+
+    it('shows the success path between waits after the tight loop, by CPU per call', () => {
+      const success = markdown.split('## 1. Success path')[1]!.split('\n## ')[0]!;
+      const [tight, waits] = success.split('**Between waits.**');
+      expect(tight).toMatch(/^\| failwise client\.request \(systemClock\) +\| +900\.00 \|/m);
+      expect(waits).toContain('after a real 2 ms timer');
+      expect(waits).toContain('10 interleaved rounds of 100 calls per peer (about 2,400 ms each)');
+      expect(waits).toMatch(/^\| peer, each answer after a wait +\| mean CPU µs \|/m);
+      // 400 ÷ cockatiel's 500, ÷ the hand loop's 160
+      expect(waits).toMatch(
+        /^\| failwise client\.request \(systemClock\) +\| +400\.0 \| +400\.0 \| +360\.0–440\.0 \| +0\.80 \| +2\.5 \| +1,000 \|$/m,
+      );
+      expect(waits).toMatch(/^\| cockatiel retry \+ breaker \+ timeout +\| +500\.0 \|.*\| +1\.00 \| +3\.1 \|/m);
     });
 
     it('shows raw fetch with a timeout beside raw fetch in the loopback table', () => {
