@@ -243,6 +243,8 @@ export class LeanActor<TContext, TInput = unknown> {
         this.macrostep(next);
         this.flush();
       }
+      // Emptied: not kept for the rest of the run (a request in flight would hold it while it waits).
+      this.mailbox = undefined;
     } catch (error) {
       this.fail(error);
     } finally {
@@ -308,7 +310,10 @@ export class LeanActor<TContext, TInput = unknown> {
       const fromEventless = enabled.length > 0;
       if (!fromEventless) {
         const next = this.internal?.shift();
-        if (next === undefined) break;
+        if (next === undefined) {
+          this.internal = undefined;
+          break;
+        }
         event = next;
         enabled = this.select(event);
       }
