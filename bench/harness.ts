@@ -101,10 +101,7 @@ export interface CpuRoundsOptions {
  * process's CPU time (`process.cpuUsage`, user and system), not the wall clock, which the waits would fill. Each
  * row's figures are CPU µs per call; `roundMs` is the wall time of a batch, averaged.
  */
-export async function interleavedCpuRounds(
-  peers: Peer[],
-  options: CpuRoundsOptions,
-): Promise<TimingSection> {
+export async function interleavedCpuRounds(peers: Peer[], options: CpuRoundsOptions): Promise<TimingSection> {
   for (const peer of peers) {
     for (let i = 0; i < options.warmupCalls; i++) await peer.call();
   }

@@ -64,7 +64,9 @@ export function sender(script: Script) {
     send: (): Promise<Response> => {
       const first = sends++ % 2 === 0;
       if (script === 'waited')
-        return new Promise((resolve) => setTimeout(() => resolve(new Response(null, { status: 204 })), WAIT_MS));
+        return new Promise((resolve) =>
+          setTimeout(() => resolve(new Response(null, { status: 204 })), WAIT_MS),
+        );
       return Promise.resolve(new Response(null, { status: script === 'flaky' && first ? 503 : 204 }));
     },
     sends: () => sends,

@@ -55,7 +55,7 @@ const settings = quick
     }
   : {
       timing: { rounds: 10, roundMs: 100, warmupMs: 300 },
-      waits: { rounds: 10, callsPerRound: 100, warmupCalls: 100 },
+      waits: { rounds: 10, callsPerRound: 200, warmupCalls: 100 },
       inflight: 10_000,
       loopback: { requestsPerRound: 5_000, concurrency: 50, rounds: 7 },
       load: { requests: 3_000, rounds: 3 },

@@ -273,7 +273,9 @@ describe('bench report', () => {
       expect(waits).toMatch(
         /^\| failwise client\.request \(systemClock\) +\| +400\.0 \| +400\.0 \| +360\.0–440\.0 \| +0\.80 \| +2\.5 \| +1,000 \|$/m,
       );
-      expect(waits).toMatch(/^\| cockatiel retry \+ breaker \+ timeout +\| +500\.0 \|.*\| +1\.00 \| +3\.1 \|/m);
+      expect(waits).toMatch(
+        /^\| cockatiel retry \+ breaker \+ timeout +\| +500\.0 \|.*\| +1\.00 \| +3\.1 \|/m,
+      );
     });
 
     it('shows raw fetch with a timeout beside raw fetch in the loopback table', () => {
