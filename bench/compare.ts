@@ -12,6 +12,9 @@
  * - allocation: bytes allocated per request, from V8's sampling heap profiler with the objects later collected
  *   counted (every 256 bytes sampled), over 20,000 requests;
  * - heap in flight: bytes per request with 10,000 waiting on a transport that answers only when aborted;
+ * - between waits: CPU µs per request (`process.cpuUsage`) of requests one after another, each answered after a
+ *   real 2 ms timer (section 1's second table of `npm run bench`), 200 per round, the order alternating; the median
+ *   round;
  * - loopback JSON: each checkout's Node entry (`src/index.node.ts`, its default fetch transport) against raw fetch, over real HTTP to the loopback
  *   server of `npm run bench` (bench/loopback-server.ts, `/json`: a 1 KB JSON body, read with `json()` and
  *   checked), 2,000 requests per round, 50 at a time, the three in each of their six orders in turn, a gc before
@@ -30,7 +33,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 
 import { build } from 'esbuild';
 
-import { collectGarbage } from './harness.js';
+import { WAIT_MS, collectGarbage } from './harness.js';
 import { callers, isJsonAnswer } from './http.js';
 import { startLoopbackServer } from './loopback-server.js';
 import { median } from './report.js';
@@ -95,6 +98,22 @@ async function timeRequests(client: ReturnType<Checkout['makeClient']>, count: n
   for (let i = 0; i < count; i++) await client.request({ path: '/x' });
   return ((performance.now() - start) * 1_000) / count;
 }
+
+/** A send answered with a 204 after a real `WAIT_MS` timer, as a server across a network answers. */
+const answerAfterWait = (): Promise<unknown> =>
+  new Promise((resolve) =>
+    setTimeout(() => resolve({ kind: 'response', response: new Response(null, { status: 204 }) }), WAIT_MS),
+  );
+
+/** This process's CPU µs per request of `count` requests awaited one after another (the waits fill the wall time). */
+async function cpuPerRequest(client: BenchClient, count: number): Promise<number> {
+  const cpu = process.cpuUsage();
+  for (let i = 0; i < count; i++) await client.request({ path: '/x' });
+  const { user, system } = process.cpuUsage(cpu);
+  return (user + system) / count;
+}
+
+const REQUESTS_BETWEEN_WAITS = 200;
 
 /** Bytes allocated per request, collected objects included (V8's sampling heap profiler). */
 async function allocatedPerRequest(checkout: Checkout, count: number): Promise<number> {
@@ -222,6 +241,8 @@ export interface CompareRow {
   checkout: 'base' | 'this';
   /** µs per request, the median round. */
   microsPerRequest: number;
+  /** CPU µs per request, each answered after a real wait: the median round. */
+  cpuMicrosBetweenWaits: number;
   bytesAllocatedPerRequest: number;
   heapPerRequestInFlight: number;
   /** Loopback JSON requests per second over raw fetch's (median rounds). */
@@ -245,11 +266,20 @@ export async function compare(base: string, rounds: number): Promise<[CompareRow
       for (const i of r % 2 === 0 ? [0, 1] : [1, 0]) times[i]!.push(await timeRequests(clients[i]!, 10_000));
     }
     for (const client of clients) await client.close();
+    const waited = checkouts.map((checkout) => checkout.makeClient(answerAfterWait));
+    for (const client of waited) await cpuPerRequest(client, REQUESTS_BETWEEN_WAITS / 2);
+    const betweenWaits: number[][] = [[], []];
+    for (let r = 0; r < rounds; r++) {
+      for (const i of r % 2 === 0 ? [1, 0] : [0, 1])
+        betweenWaits[i]!.push(await cpuPerRequest(waited[i]!, REQUESTS_BETWEEN_WAITS));
+    }
+    for (const client of waited) await client.close();
     const row = async (
       i: 0 | 1,
     ): Promise<Omit<CompareRow, 'jsonLoopbackVsFetch' | 'jsonCpuMicrosPerRequest'>> => ({
       checkout: i === 0 ? 'base' : 'this',
       microsPerRequest: median(times[i]!),
+      cpuMicrosBetweenWaits: median(betweenWaits[i]!),
       bytesAllocatedPerRequest: await allocatedPerRequest(checkouts[i], 20_000),
       heapPerRequestInFlight: await heapPerRequestInFlight(checkouts[i], 10_000),
     });
@@ -274,6 +304,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
     [before, after].map((row) => ({
       checkout: row.checkout,
       'µs per request (median round)': Number(row.microsPerRequest.toFixed(2)),
+      'CPU µs per request between waits': Number(row.cpuMicrosBetweenWaits.toFixed(1)),
       'bytes allocated per request': Math.round(row.bytesAllocatedPerRequest),
       'heap per request in flight': Math.round(row.heapPerRequestInFlight),
       'loopback JSON ÷ raw fetch': Number(row.jsonLoopbackVsFetch.toFixed(3)),
@@ -282,7 +313,7 @@ if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.a
   );
   const ratio = (key: Exclude<keyof CompareRow, 'checkout'>) => (after[key] / before[key]).toFixed(3);
   console.log(
-    `this ÷ base: time ${ratio('microsPerRequest')}, allocation ${ratio('bytesAllocatedPerRequest')}, ` +
+    `this ÷ base: time ${ratio('microsPerRequest')}, between waits ${ratio('cpuMicrosBetweenWaits')}, allocation ${ratio('bytesAllocatedPerRequest')}, ` +
       `heap in flight ${ratio('heapPerRequestInFlight')}, loopback JSON ${ratio('jsonLoopbackVsFetch')}, its CPU ${ratio('jsonCpuMicrosPerRequest')}`,
   );
 }

@@ -88,6 +88,9 @@ export async function interleavedRounds(peers: Peer[], options: RoundsOptions): 
   return { rows, roundMs: options.roundMs };
 }
 
+/** How long a server that answers after a wait (bench/peers.ts's `waited`, bench/compare.ts) takes, on a real timer. */
+export const WAIT_MS = 2;
+
 export interface CpuRoundsOptions {
   rounds: number;
   /** Calls per peer per round, one after another. */

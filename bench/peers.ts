@@ -27,7 +27,7 @@ import {
   type FailoverClient,
 } from '../dist/src/index.node.js';
 import { openTelemetry } from '../dist/src/otel.js';
-import type { Peer } from './harness.js';
+import { WAIT_MS, type Peer } from './harness.js';
 import type { PeerId } from './report.js';
 
 /** The statuses every peer retries: failwise's default `retryableStatuses`. */
@@ -45,9 +45,6 @@ export const microClock: Clock = {
     if (handle) (handle as { live: boolean }).live = false;
   },
 };
-
-/** How long the `waited` server takes to answer, on a real timer. */
-export const WAIT_MS = 2;
 
 /** What the in-process server does: see `sender`. */
 export type Script = 'ok' | 'flaky' | 'waited';

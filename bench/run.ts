@@ -26,11 +26,11 @@ import { format, resolveConfig } from 'prettier';
 
 import { measureBundles } from './bundle.js';
 import { keepFleetSection } from './fleet/fleet-doc.js';
-import { interleavedCpuRounds, interleavedRounds } from './harness.js';
+import { WAIT_MS, interleavedCpuRounds, interleavedRounds } from './harness.js';
 import { measureLoad, measureThroughput } from './http.js';
 import { startLoopbackServer } from './loopback-server.js';
 import { measureMemory } from './memory.js';
-import { WAIT_MS, peersFor } from './peers.js';
+import { peersFor } from './peers.js';
 import {
   betweenWaitsRatios,
   median,

@@ -17,6 +17,7 @@ describe('bench/compare.ts', () => {
     );
     for (const column of [
       'µs per request (median round)',
+      'CPU µs per request between waits',
       'bytes allocated per request',
       'heap per request in flight',
       'loopback JSON ÷ raw fetch',
@@ -26,7 +27,7 @@ describe('bench/compare.ts', () => {
     expect(stdout).toMatch(/'base'/);
     expect(stdout).toMatch(/'this'/);
     const ratios =
-      /this ÷ base: time (\d+\.\d{3}), allocation (\d+\.\d{3}), heap in flight (\d+\.\d{3}), loopback JSON (\d+\.\d{3}), its CPU (\d+\.\d{3})/.exec(
+      /this ÷ base: time (\d+\.\d{3}), between waits (\d+\.\d{3}), allocation (\d+\.\d{3}), heap in flight (\d+\.\d{3}), loopback JSON (\d+\.\d{3}), its CPU (\d+\.\d{3})/.exec(
         stdout,
       );
     expect(ratios, stdout).not.toBeNull();
