@@ -662,6 +662,10 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     BEFORE_ROUND_FIVE,
     '',
+    '## Before the sixth round of issue 10',
+    '',
+    BEFORE_ROUND_SIX,
+    '',
     '## Many senders on PostgreSQL',
     '',
     MANY_SENDERS,
@@ -739,6 +743,19 @@ const BEFORE_ROUND_FIVE = [
   '|   2 |                   4,360 |                  2,044 |               0.47 x |',
   '',
   "A profile put the difference in the `Response` the transport made: undici wraps its bytes in a new `ReadableStream`, which the app's `json()` then reads back through, about 25 µs per response on Node 20. This round's Node transports hand on a `Response` subclass (src/transports/bytes-response.ts) that answers `json()`, `text()`, `arrayBuffer()` and `bytes()` from the bytes; section 4 shows the figure since. Those figures, from separate minutes, move more with the machine than with the change, and side by side in one process (`npm run bench:compare`) its effect on loopback is within what the tool reads for a checkout against itself (docs/design.md); measured in isolation it saves about 20 µs per 1 KB JSON response. The 204 rows above it do not read a body and did not change.",
+].join('\n');
+
+const BEFORE_ROUND_SIX = [
+  "This round added section 1's second table (the success path between waits, by CPU per call) and changed the lean executor once: a mailbox or list of raised events, once emptied, is dropped rather than kept while the run waits. Measured with `npm run bench:compare -- <checkout of 779321a> 16` (the commit before that change, side by side in one process, which now also measures CPU per request between waits) on 2026-12-03 at 09:05 UTC:",
+  '',
+  '| figure                                      | 779321a | this round |   ratio |',
+  '| ------------------------------------------- | ------: | ---------: | ------: |',
+  '| heap per request in flight                  | 3,270 B |    3,102 B | 0.949 x |',
+  '| success path, µs per request (median round) |   16.64 |      15.93 | 0.957 x |',
+  '| CPU µs per request between waits (median)   |   248.5 |      242.3 | 0.975 x |',
+  '| bytes allocated per request                 |   9,358 |      9,325 | 0.996 x |',
+  '',
+  "The heap figure is the change's (three runs of bench/memory.ts each, before and after: 3,545 to 3,588 B, then 3,378 to 3,395 B); the time figures moved within their spread. Section 1's second table is new, so it has no figure from before.",
 ].join('\n');
 
 const BEFORE_ROUND_THREE = [
