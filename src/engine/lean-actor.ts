@@ -238,7 +238,9 @@ export class LeanActor<TContext, TInput = unknown> {
       if (event === INITIAL) this.enterInitial();
       else this.macrostep(event);
       this.flush();
-      for (let next = this.mailbox?.shift(); next !== undefined; next = this.mailbox?.shift()) {
+      // Until it is empty (not until an `undefined` in it, which fails the run as when sent alone).
+      for (const mailbox = this.mailbox; mailbox !== undefined && mailbox.length > 0; ) {
+        const next = mailbox.shift()!;
         if (this.status !== 'active') break;
         this.macrostep(next);
         this.flush();

@@ -85,6 +85,33 @@ describe('the lean executor refuses', () => {
     expect(actor.context.entries).toBe(1);
   });
 
+  it('an undefined sent while a step runs (from a listener): the run fails there, as when sent alone', () => {
+    const ends: LeanEnd[] = [];
+    let armed = false;
+    const machine: LeanMachine<Ctx, unknown> = {
+      table: table({ GO: [{ actions: ['countEntry'] }] }),
+      logic,
+      timers: clockTimers(simulatedClock()),
+      actors: {},
+    };
+    const actor: LeanActor<Ctx> = new LeanActor(machine, undefined, {
+      // After the step that GO takes: an undefined, then another GO, both while the step's listeners run.
+      changed: () => {
+        if (!armed) return;
+        armed = false;
+        actor.send(undefined as never);
+        actor.send({ type: 'GO' });
+      },
+      ended: (end) => void ends.push(end),
+    }).start();
+    armed = true;
+    actor.send({ type: 'GO' });
+    expect(actor.status).toBe('error');
+    expect(ends.map((end) => end.status)).toEqual(['error']);
+    // The first GO counted; the one after the undefined was not taken.
+    expect(actor.context.entries).toBe(2);
+  });
+
   it('sendTo a child that is not running, naming it', () => {
     const { actor, ends } = run(table({ GO: [{ actions: ['sendToNobody'] }] }));
     actor.send({ type: 'GO' });
