@@ -92,10 +92,17 @@ async function load(name: string, root: string, dir: string): Promise<Checkout> 
   return { name, makeClient: module.makeClient, makeHttpClient: module.makeHttpClient };
 }
 
+/** One request, which must succeed: a checkout that fails its requests would be timing its failure path. */
+async function succeed(client: BenchClient): Promise<void> {
+  const outcome = (await client.request({ path: '/x' })) as { status: string; reason?: string };
+  if (outcome.status !== 'succeeded')
+    throw new Error(`bench:compare: a request ended ${outcome.status} ${outcome.reason ?? ''}`.trim());
+}
+
 /** µs per request of `count` requests awaited one after another. */
 async function timeRequests(client: ReturnType<Checkout['makeClient']>, count: number): Promise<number> {
   const start = performance.now();
-  for (let i = 0; i < count; i++) await client.request({ path: '/x' });
+  for (let i = 0; i < count; i++) await succeed(client);
   return ((performance.now() - start) * 1_000) / count;
 }
 
@@ -108,7 +115,7 @@ const answerAfterWait = (): Promise<unknown> =>
 /** This process's CPU µs per request of `count` requests awaited one after another (the waits fill the wall time). */
 async function cpuPerRequest(client: BenchClient, count: number): Promise<number> {
   const cpu = process.cpuUsage();
-  for (let i = 0; i < count; i++) await client.request({ path: '/x' });
+  for (let i = 0; i < count; i++) await succeed(client);
   const { user, system } = process.cpuUsage(cpu);
   return (user + system) / count;
 }

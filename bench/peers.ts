@@ -173,6 +173,7 @@ export function peersFor(script: Script): PeerSet {
       return () => policy.execute(() => throwIfRetryable(send));
     },
     pRetry: (send) => () => pRetry(() => throwIfRetryable(send), { retries: 2, minTimeout: 0 }),
+    waitAlone: (send) => send,
   };
   const order: PeerId[] = [
     'handLoop',
@@ -183,6 +184,8 @@ export function peersFor(script: Script): PeerSet {
     'failwiseOtel',
     'failwiseMicroClock',
   ];
+  // Between waits, what the wait itself costs (the timer, and the process waking for it): every peer pays it.
+  if (script === 'waited') order.unshift('waitAlone');
   const peers = order.map((id): Peer => {
     const server = sender(script);
     const run = makers[id](server.send);

@@ -14,6 +14,8 @@ export const PEERS = {
   cockatiel: 'cockatiel retry + breaker + timeout',
   cockatielNoTimeout: 'cockatiel retry + breaker',
   pRetry: 'p-retry 6',
+  /** Only between waits: the transport's send and nothing around it. */
+  waitAlone: 'the wait alone (the send, nothing around it)',
 } as const;
 export type PeerId = keyof typeof PEERS;
 
@@ -513,12 +515,14 @@ export function summaryTable(summary: Summary): string {
 function betweenWaitsTable(section: TimingSection): string {
   const base = row(section, 'cockatiel').meanUs;
   const hand = row(section, 'handLoop').meanUs;
+  const wait = row(section, 'waitAlone').meanUs;
   return renderTable(
     [
       'peer, each answer after a wait',
       'mean CPU µs',
       'median µs',
       'rounds min–max µs',
+      'above the wait alone, µs',
       'x cockatiel + timeout',
       'x hand loop',
       'calls',
@@ -528,11 +532,12 @@ function betweenWaitsTable(section: TimingSection): string {
       fmt(r.meanUs, 1),
       fmt(r.medianUs, 1),
       `${fmt(r.minUs, 1)}–${fmt(r.maxUs, 1)}`,
+      r.id === 'waitAlone' ? '' : fmt(r.meanUs - wait, 1),
       fmt(r.meanUs / base, 2),
       fmt(r.meanUs / hand, 1),
       fmt(r.calls),
     ]),
-    ['left', 'right', 'right', 'right', 'right', 'right', 'right'],
+    ['left', 'right', 'right', 'right', 'right', 'right', 'right', 'right'],
   );
 }
 
@@ -580,7 +585,7 @@ export function sections(results: BenchResults): { title: string; table: string 
 function betweenWaitsNote(section: BenchResults['successBetweenWaits']): string {
   const failwise = row(section, 'failwise');
   const callsPerRound = Math.round(failwise.calls / failwise.rounds);
-  return `**Between waits.** The same peers, but the transport answers each send after a real ${fmt(section.waitMs)} ms timer (bench/peers.ts, \`waited\`), as a server across a network would: the process sleeps in the middle of every call. One call at a time, ${failwise.rounds} interleaved rounds of ${fmt(callsPerRound)} calls per peer (about ${fmt(section.roundMs)} ms each), the order rotated each round, after a warm-up; each batch is timed by the process's CPU time (\`process.cpuUsage\`, user and system, every thread), not the wall clock, which the waits fill. The wait itself (a timer, and the process waking for it) is in every peer's figure. Beyond it, every call costs every peer many times what it costs in the tight loop above, and the peers that run more code per call pay more of it, most likely because code that runs after the process slept no longer finds its instructions and data in the processor's caches, where a tight loop keeps them. An app whose requests are spread out in time pays these figures rather than the ones above. The ratios are of means.`;
+  return `**Between waits.** The same peers, but the transport answers each send after a real ${fmt(section.waitMs)} ms timer (bench/peers.ts, \`waited\`), as a server across a network would: the process sleeps in the middle of every call. One call at a time, ${failwise.rounds} interleaved rounds of ${fmt(callsPerRound)} calls per peer (about ${fmt(section.roundMs)} ms each), the order rotated each round, after a warm-up; each batch is timed by the process's CPU time (\`process.cpuUsage\`, user and system, every thread), not the wall clock, which the waits fill. The first row is the wait alone (the send, with nothing around it): the timer, and the process waking for it, which every peer pays; the column after the spread is each peer's mean above it, what its own code costs once the wait is over. Compared with the tight loop's means above, the same code costs many times more after a wait, most likely because code that runs after the process slept no longer finds its instructions and data in the processor's caches, where a tight loop keeps them. An app whose requests are spread out in time pays these figures rather than the ones above. The ratios are of the means, the wait included.`;
 }
 
 /** docs/benchmarks.md, rewritten by each `npm run bench`. */

@@ -3,7 +3,6 @@ import { format, resolveConfig } from 'prettier';
 import { describe, expect, it } from 'vitest';
 
 import {
-  PEERS,
   SUMMARY_KEYS,
   TARGETS,
   meetsTarget,
@@ -19,14 +18,15 @@ import {
   type TimingRow,
 } from '../../bench/report.js';
 
-const timing = (meanUs: Record<PeerId, number>) => ({
+const timing = (meanUs: Partial<Record<PeerId, number>>) => ({
   roundMs: 100,
-  rows: (Object.keys(PEERS) as PeerId[]).map((id): TimingRow => ({
+  rows: (Object.keys(meanUs) as PeerId[]).map((id): TimingRow => ({
     id,
-    meanUs: meanUs[id],
-    medianUs: meanUs[id],
-    minUs: meanUs[id] * 0.9,
-    maxUs: meanUs[id] * 1.1,
+    meanUs: meanUs[id]!,
+    // Not the mean: a table that showed one for the other would be caught.
+    medianUs: meanUs[id]! * 0.95,
+    minUs: meanUs[id]! * 0.9,
+    maxUs: meanUs[id]! * 1.1,
     calls: 1_000,
     rounds: 10,
   })),
@@ -60,6 +60,7 @@ const RESULTS: BenchResults = {
       cockatiel: 500,
       cockatielNoTimeout: 250,
       pRetry: 300,
+      waitAlone: 100,
     }),
     roundMs: 2_400,
     waitMs: 2,
@@ -269,13 +270,18 @@ describe('bench report', () => {
       expect(waits).toContain('after a real 2 ms timer');
       expect(waits).toContain('10 interleaved rounds of 100 calls per peer (about 2,400 ms each)');
       expect(waits).toMatch(/^\| peer, each answer after a wait +\| mean CPU µs \|/m);
-      // 400 ÷ cockatiel's 500, ÷ the hand loop's 160
+      // mean 400, median 380; 300 above the wait alone's 100; 400 ÷ cockatiel's 500, ÷ the hand loop's 160
       expect(waits).toMatch(
-        /^\| failwise client\.request \(systemClock\) +\| +400\.0 \| +400\.0 \| +360\.0–440\.0 \| +0\.80 \| +2\.5 \| +1,000 \|$/m,
+        /^\| failwise client\.request \(systemClock\) +\| +400\.0 \| +380\.0 \| +360\.0–440\.0 \| +300\.0 \| +0\.80 \| +2\.5 \| +1,000 \|$/m,
       );
       expect(waits).toMatch(
-        /^\| cockatiel retry \+ breaker \+ timeout +\| +500\.0 \|.*\| +1\.00 \| +3\.1 \|/m,
+        /^\| cockatiel retry \+ breaker \+ timeout +\| +500\.0 \|.*\| +400\.0 \| +1\.00 \| +3\.1 \|/m,
       );
+      // The wait alone has no figure above itself, and is not in the tight loop's table.
+      expect(waits).toMatch(
+        /^\| the wait alone \(the send, nothing around it\) +\| +100\.0 \| +95\.0 \| +90\.0–110\.0 \| +\| +0\.20 \|/m,
+      );
+      expect(tight).not.toContain('the wait alone');
     });
 
     it('shows raw fetch with a timeout beside raw fetch in the loopback table', () => {
