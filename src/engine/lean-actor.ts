@@ -239,7 +239,7 @@ export class LeanActor<TContext, TInput = unknown> {
       else this.macrostep(event);
       this.flush();
       // Until it is empty (not until an `undefined` in it, which fails the run as when sent alone).
-      for (const mailbox = this.mailbox; mailbox !== undefined && mailbox.length > 0; ) {
+      for (const mailbox = this.mailbox; mailbox !== undefined && mailbox.length > 0;) {
         const next = mailbox.shift()!;
         if (this.status !== 'active') break;
         this.macrostep(next);
