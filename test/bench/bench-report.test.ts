@@ -196,6 +196,11 @@ describe('bench report', () => {
     expect(TARGETS.bundleMinimalKB.limit).toBe(16);
     expect(TARGETS.bundleEverythingKB.limit).toBe(30);
     expect(TARGETS.loadTimeVsRawLoop.limit).toBe(1.2);
+    // "aim for 2 x cockatiel without one"
+    expect(TARGETS.successOverheadVsCockatielNoTimeout.limit).toBe(2);
+    expect(TARGETS.retryOverheadVsCockatielNoTimeout.limit).toBe(2);
+    expect(meetsTarget('successOverheadVsCockatielNoTimeout', 2)).toBe(true);
+    expect(meetsTarget('successOverheadVsCockatielNoTimeout', 2.01)).toBe(false);
   });
 
   it('takes medians of odd and even counts', () => {
