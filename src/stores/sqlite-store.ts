@@ -132,6 +132,16 @@ function prepare(db: BetterSqlite3.Database) {
 type Handle = ReturnType<typeof prepare> & { lock: LeaseLock | undefined };
 
 /**
+ * The lease's lock was refused. Two processes asking at the same instant can each meet the other's half-taken
+ * lock (one holds a shared lock while the other wants its exclusive one) and both be refused, since the lock
+ * never waits (`LeaseLock`). So a refused lock is asked for again, `LOCK_TRIES` times in all, 1 to 5 ms apart
+ * (a random pause, so that the two ask at different moments): one of them gets it. A live holder is still
+ * refused, after about 10 ms, without blocking the thread.
+ */
+const LOCK_BUSY: unique symbol = Symbol('lease lock busy');
+const LOCK_TRIES = 3;
+
+/**
  * The lock that makes the lease die with its holder: an exclusive SQLite lock on a side file
  * (`<path>-lease`), held by a connection of its own for as long as this store holds the lease. SQLite's
  * locks are the operating system's file locks, which the OS drops when the process dies (a crash, a
@@ -211,12 +221,12 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
     return leaseLock(new Database(`${path}-lease`, { timeout: 0 }));
   }
 
-  function acquire(handle: Handle, owner: string, ttlMs: number, now: number): boolean {
+  function acquire(handle: Handle, owner: string, ttlMs: number, now: number): boolean | typeof LOCK_BUSY {
     const expiresAt = now + ttlMs;
     const { lock } = handle;
     if (lock && !lock.held()) {
-      // Held by a live process (or another store on this file): refused, whatever time it is.
-      if (!lock.take()) return false;
+      // Held by a live process (or another store on this file), or being taken by one: refused, whatever time it is.
+      if (!lock.take()) return LOCK_BUSY;
       handle.takeLease.run({ owner, expiresAt });
       holder = owner;
       return true;
@@ -307,11 +317,18 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
         return row && fromRow(row);
       }),
     list: () => call('list', (handle) => handle.list.all().map(fromRow)),
-    acquireLease: (owner, ttlMs, now) =>
-      call('acquireLease', (handle, who) => {
-        checkLease(who, owner, ttlMs, now);
-        return acquire(handle, owner, ttlMs, now);
-      }),
+    acquireLease: async (owner, ttlMs, now) => {
+      for (let tries = 1; ; tries++) {
+        const got = await call('acquireLease', (handle, who) => {
+          checkLease(who, owner, ttlMs, now);
+          return acquire(handle, owner, ttlMs, now);
+        });
+        if (got !== LOCK_BUSY) return got;
+        // A store closed meanwhile is not asked again: refused, as at the first try.
+        if (tries >= LOCK_TRIES || closed) return false;
+        await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 4));
+      }
+    },
     releaseLease: (owner) => call('releaseLease', (handle) => release(handle, owner)),
     close: async () => {
       if (closed) return;

@@ -134,6 +134,36 @@ describe('sqliteStore', () => {
       expect(await first.acquireLease('one', 1_000, 5_003)).toBe(true);
     });
 
+    it.each([
+      [1, true, 2],
+      [3, false, 3],
+    ] as const)(
+      'asks again for a lease lock refused %i time(s) in a row, as when another process was taking it that instant: granted %s after %i tries',
+      async (refusals, granted, tries) => {
+        let asked = 0;
+        const store = open(path, {
+          loadDriver: async () => ({
+            default: function (...args: ConstructorParameters<typeof Database>) {
+              const db = new Database(...args);
+              if (db.name === `${path}-lease`) {
+                // The lock's connection finds the lock busy `refusals` times, as SQLite says it (SQLITE_BUSY).
+                const exec = db.exec.bind(db);
+                db.exec = (sql: string) => {
+                  if (sql !== 'BEGIN EXCLUSIVE') return exec(sql);
+                  if (++asked <= refusals)
+                    throw Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' });
+                  return exec(sql);
+                };
+              }
+              return db;
+            },
+          }),
+        });
+        expect(await store.acquireLease('one', 1_000, 0)).toBe(granted);
+        expect(asked).toBe(tries);
+      },
+    );
+
     it('takes over a lease row left by a holder whose lock is gone, before the row expires', async () => {
       // A row written as a crashed process leaves it: an unexpired owner, and no process holding the lock.
       await open(path).list();
