@@ -12,7 +12,7 @@ import {
   type Outcome,
 } from '../dist/src/index.node.js';
 import { nodeHttpTransport } from '../dist/src/node.js';
-import { JSON_BODY, type LoopbackServer } from './loopback-server.js';
+import { JSON_BODY, JSON_BYTES, type LoopbackServer } from './loopback-server.js';
 import { handLoop } from './peers.js';
 import type { LoadResult, LoadRound, ThroughputResult } from './report.js';
 
@@ -176,7 +176,7 @@ export async function measureThroughput(
     failwiseNodeHttpPerSecond,
     jsonFetchPerSecond,
     jsonFailwisePerSecond,
-    jsonBytes: new TextEncoder().encode(JSON_BODY).byteLength,
+    jsonBytes: JSON_BYTES,
     jsonWrong,
     fetchErrors,
     failwiseNotSucceeded,

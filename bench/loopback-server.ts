@@ -87,7 +87,8 @@ export async function startLoopbackServer(): Promise<LoopbackServer> {
   };
 }
 
-const JSON_BYTES = Buffer.byteLength(JSON_BODY);
+/** `JSON_BODY`'s length in bytes: its `Content-Length`. */
+export const JSON_BYTES = Buffer.byteLength(JSON_BODY);
 
 function serve(): void {
   const failedOnce = new Set<string>();

@@ -242,16 +242,18 @@ const round = (value: number, digits: number): number => {
   return Math.round(value * factor) / factor;
 };
 
+/** failwise's mean over `peer`'s in one section, rounded as printed. */
+const failwiseOver = (section: TimingSection, peer: PeerId): number =>
+  round(row(section, 'failwise').meanUs / row(section, peer).meanUs, 2);
+
 /** The figures issue 10 asks for, rounded as printed. */
 export function summarize(results: BenchResults): Summary {
-  const ratio = (section: TimingSection, peer: PeerId) =>
-    round(row(section, 'failwise').meanUs / row(section, peer).meanUs, 2);
   const { load, loopback, bundle } = results;
   return {
-    successOverheadVsCockatiel: ratio(results.success, 'cockatiel'),
-    successOverheadVsCockatielNoTimeout: ratio(results.success, 'cockatielNoTimeout'),
-    retryOverheadVsCockatiel: ratio(results.retry, 'cockatiel'),
-    retryOverheadVsCockatielNoTimeout: ratio(results.retry, 'cockatielNoTimeout'),
+    successOverheadVsCockatiel: failwiseOver(results.success, 'cockatiel'),
+    successOverheadVsCockatielNoTimeout: failwiseOver(results.success, 'cockatielNoTimeout'),
+    retryOverheadVsCockatiel: failwiseOver(results.retry, 'cockatiel'),
+    retryOverheadVsCockatielNoTimeout: failwiseOver(results.retry, 'cockatielNoTimeout'),
     bytesPerInflight: Math.round(results.memory.bytesPerInflight),
     loopbackThroughputVsFetch: round(median(loopback.failwisePerSecond) / median(loopback.fetchPerSecond), 3),
     loadTimeVsRawLoop: round(
@@ -380,30 +382,29 @@ function loopbackJsonTable(loopback: ThroughputResult): string {
 function loopbackTable(loopback: ThroughputResult): string {
   const fetchMedian = median(loopback.fetchPerSecond);
   const failwiseMedian = median(loopback.failwisePerSecond);
-  const rounds = perRound;
   return renderTable(
     ['client', 'median req/s', 'x fetch', 'req/s per round', 'not a 204'],
     [
-      ['raw fetch', fmt(fetchMedian), '1.00', rounds(loopback.fetchPerSecond), fmt(loopback.fetchErrors)],
+      ['raw fetch', fmt(fetchMedian), '1.00', perRound(loopback.fetchPerSecond), fmt(loopback.fetchErrors)],
       [
         'raw fetch with a timeout (AbortController + timer)',
         fmt(median(loopback.fetchWithTimeoutPerSecond)),
         fmt(median(loopback.fetchWithTimeoutPerSecond) / fetchMedian, 2),
-        rounds(loopback.fetchWithTimeoutPerSecond),
+        perRound(loopback.fetchWithTimeoutPerSecond),
         'counted with raw fetch',
       ],
       [
         'failwise (default fetch transport)',
         fmt(failwiseMedian),
         fmt(failwiseMedian / fetchMedian, 2),
-        rounds(loopback.failwisePerSecond),
+        perRound(loopback.failwisePerSecond),
         outcomeList(loopback.failwiseNotSucceeded),
       ],
       [
         'failwise over `nodeHttpTransport()` (failwise/node), for reference',
         fmt(median(loopback.failwiseNodeHttpPerSecond)),
         fmt(median(loopback.failwiseNodeHttpPerSecond) / fetchMedian, 2),
-        rounds(loopback.failwiseNodeHttpPerSecond),
+        perRound(loopback.failwiseNodeHttpPerSecond),
         'counted with failwise',
       ],
     ],
@@ -550,10 +551,9 @@ export function betweenWaitsRatios(section: TimingSection): {
   successCpuBetweenWaitsVsCockatiel: number;
   successCpuBetweenWaitsVsHandLoop: number;
 } {
-  const failwise = row(section, 'failwise').meanUs;
   return {
-    successCpuBetweenWaitsVsCockatiel: round(failwise / row(section, 'cockatiel').meanUs, 2),
-    successCpuBetweenWaitsVsHandLoop: round(failwise / row(section, 'handLoop').meanUs, 2),
+    successCpuBetweenWaitsVsCockatiel: failwiseOver(section, 'cockatiel'),
+    successCpuBetweenWaitsVsHandLoop: failwiseOver(section, 'handLoop'),
   };
 }
 

@@ -26,11 +26,11 @@ import { format, resolveConfig } from 'prettier';
 
 import { measureBundles } from './bundle.js';
 import { keepFleetSection } from './fleet/fleet-doc.js';
-import { WAIT_MS, interleavedCpuRounds, interleavedRounds } from './harness.js';
+import { WAIT_MS, interleavedCpuRounds, interleavedRounds, type Peer } from './harness.js';
 import { measureLoad, measureThroughput } from './http.js';
 import { startLoopbackServer } from './loopback-server.js';
 import { measureMemory } from './memory.js';
-import { peersFor } from './peers.js';
+import { peersFor, type Script } from './peers.js';
 import {
   betweenWaitsRatios,
   median,
@@ -63,24 +63,24 @@ const settings = quick
 
 const progress = (message: string) => process.stderr.write(`bench: ${message}\n`);
 
-async function timing(script: 'ok' | 'flaky') {
+/** Measures one script's peers (bench/peers.ts) with `measure`, then closes their clients. */
+async function withPeers<T>(script: Script, measure: (peers: Peer[]) => Promise<T>): Promise<T> {
   const set = peersFor(script);
   try {
-    return await interleavedRounds(set.peers, settings.timing);
+    return await measure(set.peers);
   } finally {
     await set.close();
   }
 }
 
+const timing = (script: 'ok' | 'flaky') =>
+  withPeers(script, (peers) => interleavedRounds(peers, settings.timing));
+
 /** The success path with each answer after a real wait, timed by CPU (section 1's second table). */
-async function betweenWaits() {
-  const set = peersFor('waited');
-  try {
-    return { ...(await interleavedCpuRounds(set.peers, settings.waits)), waitMs: WAIT_MS };
-  } finally {
-    await set.close();
-  }
-}
+const betweenWaits = async () => ({
+  ...(await withPeers('waited', (peers) => interleavedCpuRounds(peers, settings.waits))),
+  waitMs: WAIT_MS,
+});
 
 async function main(): Promise<void> {
   if (typeof (globalThis as { gc?: unknown }).gc !== 'function') {
