@@ -1,5 +1,7 @@
 import type { ConnectivityHint, ConnectivitySource, ConnectivityState } from './connectivity-source.js';
 import { hintSubscribers } from './hint-subscribers.js';
+import { ArgumentError } from '../errors/argument-error.js';
+import { describeValue } from '../policy/describe-value.js';
 
 /** The part of `EventTarget` this source uses: listeners that take no argument it reads. */
 export interface ConnectivityEventTarget {
@@ -45,6 +47,20 @@ export interface BrowserConnectivityOptions {
  * others.
  */
 export function browserConnectivity(options: BrowserConnectivityOptions = {}): ConnectivitySource {
+  // Checked here, not when a listener is added: a wrong target would otherwise give a source that is quietly
+  // always `unknown`.
+  if (typeof options !== 'object' || options === null)
+    throw new ArgumentError(
+      'browserConnectivity',
+      'options',
+      `expected an object, got ${describeValue(options)}`,
+    );
+  if (options.target !== undefined && (typeof options.target !== 'object' || options.target === null))
+    throw new ArgumentError(
+      'browserConnectivity',
+      'options.target',
+      `expected an object such as window or self, got ${describeValue(options.target)}`,
+    );
   const target: BrowserConnectivityTarget = options.target ?? globalThis;
   // The connection object listened to, kept so the listener comes off the object it went on.
   let connection: ConnectivityNavigator['connection'];

@@ -1,5 +1,6 @@
 import type { ConnectivityHint, ConnectivitySource, ConnectivityState } from './connectivity-source.js';
 import { ArgumentError } from '../errors/argument-error.js';
+import { describeValue } from '../policy/describe-value.js';
 
 /** A source the app feeds itself, e.g. from React Native's NetInfo or its own reachability check. */
 export interface ManualConnectivity extends ConnectivitySource {
@@ -12,6 +13,14 @@ export interface ManualConnectivity extends ConnectivitySource {
  * Listeners are called in order; a listener that throws does not stop the others.
  */
 export function manualConnectivity(initial: ConnectivityState = 'unknown'): ManualConnectivity {
+  // `current()` answers only the three states every reader of a source knows; a typo here would be read as
+  // online (anything but 'offline') and never be noticed.
+  if (initial !== 'online' && initial !== 'offline' && initial !== 'unknown')
+    throw new ArgumentError(
+      'manualConnectivity',
+      'initial',
+      `expected "online", "offline" or "unknown", got ${describeValue(initial)}`,
+    );
   let state = initial;
   const listeners = new Set<(hint: ConnectivityHint) => void>();
   return {
@@ -25,7 +34,7 @@ export function manualConnectivity(initial: ConnectivityState = 'unknown'): Manu
         throw new ArgumentError(
           'manualConnectivity.set',
           'hint',
-          `expected "online", "offline" or "changed", got ${String(hint)}`,
+          `expected "online", "offline" or "changed", got ${describeValue(hint)}`,
         );
       if (hint !== 'changed') {
         if (hint === state) return;

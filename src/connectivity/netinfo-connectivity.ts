@@ -1,6 +1,7 @@
 import { ArgumentError } from '../errors/argument-error.js';
 import type { ConnectivityHint, ConnectivitySource, ConnectivityState } from './connectivity-source.js';
 import { hintSubscribers } from './hint-subscribers.js';
+import { describeValue } from '../policy/describe-value.js';
 
 /** The part of `@react-native-community/netinfo`'s state this source reads. */
 export interface NetInfoStateLike {
@@ -48,6 +49,12 @@ export function netInfoConnectivity(
       'netInfoConnectivity',
       'netInfo',
       "expected the NetInfo module (import NetInfo from '@react-native-community/netinfo')",
+    );
+  if (typeof options !== 'object' || options === null)
+    throw new ArgumentError(
+      'netInfoConnectivity',
+      'options',
+      `expected an object, got ${describeValue(options)}`,
     );
   if (options.reachability !== undefined && typeof options.reachability !== 'boolean')
     throw new ArgumentError('netInfoConnectivity', 'options.reachability', 'expected a boolean');

@@ -11,32 +11,15 @@
 import * as z from 'zod/mini';
 import { HTTP_TOKEN } from './methods.js';
 import { neverRetriedStatuses } from './retryable.js';
+import { describeValue } from './describe-value.js';
+
+export { describeValue };
 
 /**
  * The longest delay a timer honours: `setTimeout` in browsers and Node fires at once for anything above
  * 2^31 - 1 ms (about 24.8 days), so no duration in a policy may be longer.
  */
 export const MAX_TIMER_MS = 2_147_483_647;
-
-/**
- * A value as shown in a message: numbers as written, strings quoted and cut at 40 characters, anything else by
- * its kind. Policy values are not secrets, but a message should stay one short line.
- * @internal
- */
-export function describeValue(value: unknown): string {
-  const type = typeof value;
-  return type === 'string'
-    ? JSON.stringify((value as string).length > 40 ? `${(value as string).slice(0, 40)}…` : value)
-    : type === 'function' || type === 'symbol'
-      ? `a ${type}`
-      : type === 'object' && value !== null
-        ? Array.isArray(value)
-          ? 'an array'
-          : 'an object'
-        : Object.is(value, -0)
-          ? '-0'
-          : String(value) + (type === 'bigint' ? 'n' : '');
-}
 
 /** What an `invalid_type` issue expected, by zod's name for it (a number is told apart in `issueMessage`). */
 const expectedType: Readonly<Record<string, string>> = {

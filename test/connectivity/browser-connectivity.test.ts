@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { browserConnectivity } from '../../src/connectivity/browser-connectivity.js';
 import type { ConnectivityHint } from '../../src/connectivity/connectivity-source.js';
+import { ArgumentError } from '../../src/errors/argument-error.js';
 
 /** An EventTarget that counts the listeners on it by event type, as a test can't ask a real one. */
 class CountingEventTarget extends EventTarget {
@@ -53,6 +54,21 @@ class FakeWindow extends CountingEventTarget {
 }
 
 describe('browserConnectivity', () => {
+  it('refuses options or a target that are not objects', () => {
+    const make = browserConnectivity as (options: unknown) => unknown;
+    expect(() => make(null)).toThrow(
+      new ArgumentError('browserConnectivity', 'options', 'expected an object, got null'),
+    );
+    expect(() => make({ target: 'window' })).toThrow(
+      new ArgumentError(
+        'browserConnectivity',
+        'options.target',
+        'expected an object such as window or self, got "window"',
+      ),
+    );
+    expect(() => make({ target: null })).toThrow(ArgumentError);
+  });
+
   describe('current()', () => {
     it('is offline when navigator.onLine is false and online when it is true', () => {
       const target = new FakeWindow({ onLine: false });

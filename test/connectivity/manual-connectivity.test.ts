@@ -89,7 +89,7 @@ describe('manualConnectivity', () => {
       new ArgumentError(
         'manualConnectivity.set',
         'hint',
-        'expected "online", "offline" or "changed", got unknown',
+        'expected "online", "offline" or "changed", got "unknown"',
       ),
     );
     expect(() => set(undefined)).toThrow(ArgumentError);
@@ -99,5 +99,22 @@ describe('manualConnectivity', () => {
 
     expect(source.current()).toBe('online');
     expect(hints).toEqual([]);
+  });
+
+  it('refuses a starting state that is not online, offline or unknown', () => {
+    // A JavaScript caller (or a NetInfo value passed through) is not held back by the types.
+    const make = manualConnectivity as (initial: unknown) => unknown;
+    expect(() => make('maybe')).toThrow(
+      new ArgumentError(
+        'manualConnectivity',
+        'initial',
+        'expected "online", "offline" or "unknown", got "maybe"',
+      ),
+    );
+    expect(() => make(null)).toThrow(
+      'manualConnectivity: initial: expected "online", "offline" or "unknown", got null',
+    );
+    expect(() => make(true)).toThrow(ArgumentError);
+    expect(() => make('changed')).toThrow(ArgumentError);
   });
 });

@@ -76,6 +76,16 @@ describe('netInfoConnectivity (failwise/react-native; issue 12, item 5)', () => 
     );
   });
 
+  it('refuses options that are not an object', () => {
+    const make = netInfoConnectivity as (netInfo: unknown, options: unknown) => unknown;
+    expect(() => make(fakeNetInfo(), null)).toThrow(
+      new ArgumentError('netInfoConnectivity', 'options', 'expected an object, got null'),
+    );
+    expect(() => make(fakeNetInfo(), 'wifi')).toThrow(
+      'netInfoConnectivity: options: expected an object, got "wifi"',
+    );
+  });
+
   it('listens to NetInfo from the first subscriber to the last, and forgets its state after', () => {
     const netInfo = fakeNetInfo();
     const source = netInfoConnectivity(netInfo);
