@@ -29,5 +29,7 @@ export type Outcome =
        * the client's clock; sending again before then is pointless.
        */
       holdUntil?: number;
+      /** A durable request's entry, dead-lettered in the outbox by the time this outcome comes (`outbox.retry(entryId)`). */
+      entryId?: string;
     }
   | { status: 'deferred'; entryId: string; reason: FailReason | 'durable' };

@@ -237,15 +237,17 @@ export function createDurableWork(deps: {
       await woken;
       if (typeof ended === 'string') return deferred(ended);
       const { output, elapsedMs } = ended!;
-      if (output.status === 'failed' && isMendable(output.reason)) return deferred(output.reason, output);
-      // Succeeded (the outbox removes it; the send announced it), or failed for good (the outbox dead-letters
-      // it, for the app to see).
-      if (output.status === 'failed')
-        events.emit('failed', output.origin, output.attempts, {
-          reason: output.reason,
-          failureClass: output.failure?.class,
-        });
-      return { ...output, elapsedMs };
+      if (output.status === 'succeeded') return { ...output, elapsedMs };
+      // What the send's failure means for the entry is the outbox's decision, written to the store: the outcome
+      // waits for it, so that an app told `failed` finds the entry dead in `outbox.list()` and can `retry` it.
+      // A failure time can mend is dead-lettered too once the entry has no attempts or age left.
+      const status = await outbox.settled(entryId);
+      if (status !== 'dead' && isMendable(output.reason)) return deferred(output.reason, output);
+      events.emit('failed', output.origin, output.attempts, {
+        reason: output.reason,
+        failureClass: output.failure?.class,
+      });
+      return { ...output, elapsedMs: clock.now() - startedAt, entryId };
     } finally {
       writing.delete(closed);
       start.clear();

@@ -3,6 +3,7 @@ import { entryRecordOf } from '../../machines/outbox/entry-record.js';
 import { StateError } from '../errors/state-error.js';
 import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
 import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
+import { isInFlight } from '../../machines/outbox/queue-facts.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
 import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
@@ -110,6 +111,12 @@ export interface OutboxRunner {
    * "deferred".
    */
   started(id: string): Promise<boolean>;
+  /**
+   * Resolves once the send of the entry in flight has ended and its outcome is written (or the runner stopped),
+   * with the entry's status then: `dead` once dead-lettered, `pending` when it waits for another send (or the
+   * runner stopped), `undefined` when the runner no longer has it.
+   */
+  settled(id: string): Promise<'pending' | 'dead' | undefined>;
   /**
    * Puts a dead entry back in the queue with its attempts reset and its age counted from now. Resolves `true`
    * once that is written, `false` when the id is not a dead entry or the write failed.
@@ -600,6 +607,16 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
       };
       const snapshot = await until((s) => begun(s) || (isQuiet(s) && !s.matches('loading')));
       return snapshot.status === 'active' && begun(snapshot);
+    },
+    async settled(id) {
+      const entryOf = (s: OutboxRun) => s.context.entries.find((e) => e.id === id);
+      const snapshot = await until((s) => {
+        const entry = entryOf(s);
+        return entry === undefined || !isInFlight(entry);
+      });
+      const status = entryOf(snapshot)?.status;
+      // A send the runner's close() cut short leaves its entry pending in the store.
+      return status === undefined || status === 'dead' ? status : 'pending';
     },
     async retry(id) {
       assertOpen('retry');

@@ -216,6 +216,37 @@ describe('lifetime: durable', () => {
     expect(await h.client.outbox.retry('no-such-entry')).toBe(false);
   });
 
+  it('ends failed only once its entry is dead-lettered, naming the entry: the app can retry it at once', async () => {
+    // A store that answers a write a few turns of the event loop later, as a database on disk does.
+    const store = memoryStore();
+    const update = store.update.bind(store);
+    store.update = async (entry) => {
+      for (let i = 0; i < 3; i++) await new Promise((resolve) => setImmediate(resolve));
+      return update(entry);
+    };
+    const h = harness([{ reply: respond(422, {}, 'bad order') }, { reply: respond(201) }], { store });
+    const outcome = await settled(h, h.client.request(order));
+    // Read with no clock step after the outcome: what the app sees when its await returns.
+    const [dead] = await h.client.outbox.list();
+    expect(dead).toMatchObject({ status: 'dead', deadReason: 'not-retryable' });
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'not-retryable', entryId: dead!.id });
+    expect(await settled(h, h.client.outbox.retry(dead!.id))).toBe(true);
+    await h.client.close();
+  });
+
+  it("ends failed, not deferred, when its first send used up the entry's attempts and the outbox dead-lettered it", async () => {
+    const h = harness([{ reply: respond(503) }], {
+      policy: { attempts: { max: 2 }, durable: { maxAttempts: 2 } },
+    });
+    const request = h.client.request(order);
+    await h.clock.runAll();
+    const outcome = await request;
+    const [dead] = await h.client.outbox.list();
+    expect(dead).toMatchObject({ status: 'dead', attempts: 2 });
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'attempts-exhausted', entryId: dead!.id });
+    await h.client.close();
+  });
+
   it('keeps order: a durable request made while an earlier one waits is deferred behind it', async () => {
     const h = harness([{ reply: fail('connect') }, { reply: respond(201) }], {
       policy: { attempts: { max: 1 }, durable: { initialMs: 10_000 } },
