@@ -96,6 +96,19 @@ export function cancelledFailure(origin: string): Failure {
   return { class: 'cancelled', requestSent: 'unknown', origin, message: 'cancelled by the caller' };
 }
 
+/**
+ * Why a request whose caller had aborted before it began ended: no attempt was made and no origin chosen (its
+ * `origin` is empty, as for a cancel before the first origin was chosen).
+ */
+export function cancelledBeforeStart(): Failure {
+  return {
+    class: 'cancelled',
+    requestSent: 'no',
+    origin: '',
+    message: 'cancelled by the caller before the request started; nothing was sent',
+  };
+}
+
 /** The failure of an attempt that got no response within `timeoutMs`: the request may have gone out. */
 export function timeoutFailure(origin: string, timeoutMs: number): Failure {
   return {

@@ -4,6 +4,7 @@ import { StateError } from '../errors/state-error.js';
 import type { Clock } from '../clock/clock.js';
 import { FailwiseError } from '../errors/failwise-error.js';
 import { RequestFailedError } from '../errors/request-failed-error.js';
+import { cancelledBeforeStart } from '../policy/classify-failure.js';
 import { isSafeMethod } from '../policy/methods.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
@@ -435,6 +436,16 @@ function createClient(
    */
   function run<T>(record: RequestRun<T>, runPolicy: Policy, signal: AbortSignal | undefined): Promise<T> {
     const { requestId, prepared } = record;
+    // Aborted before it began: as fetch, nothing is sent, so no attempt is counted or announced.
+    if (signal?.aborted)
+      return Promise.resolve(
+        record.ended({
+          status: 'failed',
+          reason: 'cancelled',
+          failure: cancelledBeforeStart(),
+          attempts: 0,
+        })!,
+      );
     record.begin(signal);
     try {
       const running = driver.run(
@@ -457,7 +468,7 @@ function createClient(
         record,
       );
       record.running = running;
-      // Aborted before (or while) it started: no abort event comes now.
+      // Aborted while it started: no abort event comes now.
       if (signal?.aborted) running.cancel();
       return running.done as Promise<T>;
     } catch (error) {

@@ -67,12 +67,26 @@ describe('cancellation', () => {
     expect(h.transport.aborted).toBe(0);
   });
 
-  it('sends nothing for an already aborted signal', async () => {
+  it('starts no attempt for an already aborted signal: attempts 0, nothing sent, no attempt-started event', async () => {
     const h = harness([{ reply: respond(200) }]);
     const outcome = await h.run({ path: '/x', signal: AbortSignal.abort() });
-    expect(outcome).toMatchObject({ status: 'failed', reason: 'cancelled' });
-    expect(h.transport.calls.every((c) => c.signal.aborted)).toBe(true);
-    expect(h.transport.aborted).toBe(h.transport.calls.length);
+    expect(outcome).toEqual({
+      status: 'failed',
+      reason: 'cancelled',
+      failure: {
+        class: 'cancelled',
+        requestSent: 'no',
+        origin: '',
+        message: 'cancelled by the caller before the request started; nothing was sent',
+      },
+      attempts: 0,
+      elapsedMs: 0,
+    });
+    expect(h.transport.calls).toHaveLength(0);
+    expect(h.events.map((event) => event.type)).toEqual(['failed']);
+    expect(h.events[0]).toMatchObject({ reason: 'cancelled', failureClass: 'cancelled' });
+    await h.client.close();
+    expect(h.clock.pending()).toBe(0);
   });
 });
 
