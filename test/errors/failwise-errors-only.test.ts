@@ -118,7 +118,13 @@ describe('each error site that made a plain error', () => {
       'manualConnectivity given an unknown hint',
       () => manualConnectivity().set('maybe' as 'online'),
       ArgumentError,
-      'manualConnectivity.set: hint: expected "online", "offline" or "changed", got maybe',
+      'manualConnectivity.set: hint: expected "online", "offline" or "changed", got "maybe"',
+    ],
+    [
+      'manualConnectivity started in an unknown state',
+      () => manualConnectivity('maybe' as 'online'),
+      ArgumentError,
+      'manualConnectivity: initial: expected "online", "offline" or "unknown", got "maybe"',
     ],
     [
       'simulatedClock started at NaN',
