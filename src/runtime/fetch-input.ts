@@ -1,6 +1,7 @@
 import { RequestError } from '../errors/request-error.js';
 import { pickFetchOptions, REQUEST_DEFAULTS } from '../transports/fetch-options.js';
 import type { FailoverRequest } from './prepare-request.js';
+import { headersProblem } from './header-fields.js';
 
 /** fetch's `init`, plus failwise's request fields (`lifetime`, `idempotencyKey`, `idempotent`, ...). */
 export type FetchInit = RequestInit &
@@ -32,7 +33,7 @@ export async function failoverRequestOf(
   const request = isRequest(input) ? input : undefined;
   const url: unknown = request ? request.url : input instanceof URL ? input.href : input;
   const path = pathOf(url, bases);
-  const headers = new Headers(init?.headers ?? request?.headers);
+  const headers = headersOf(init?.headers ?? request?.headers);
   let body: FailoverRequest['body'];
   if (init?.body !== undefined && init.body !== null) body = await bytesOf(init.body, headers);
   else if (init?.body === undefined && request?.body) body = new Uint8Array(await request.arrayBuffer());
@@ -54,6 +55,19 @@ export async function failoverRequestOf(
     for (const field of OWN_FIELDS)
       if (init[field] !== undefined) Object.assign(failover, { [field]: init[field] });
   return failover;
+}
+
+/**
+ * fetch's `Headers` of `init`, or a `RequestError` naming the header at fault: fetch's own `TypeError` would be
+ * the host's (undici's quotes the value, which may be a token).
+ */
+function headersOf(init: HeadersInit | undefined): Headers {
+  try {
+    return new Headers(init);
+  } catch {
+    const { field, message } = headersProblem(init);
+    throw new RequestError(field, message);
+  }
 }
 
 function isRequest(value: unknown): value is Request {

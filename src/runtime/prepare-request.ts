@@ -1,6 +1,7 @@
 import { errorNameOf } from '../policy/error-name.js';
 import { HTTP_TOKEN, isWrite } from '../policy/methods.js';
 import { describeValue, MAX_TIMER_MS } from '../policy/schema.js';
+import { headersProblem } from './header-fields.js';
 import { RequestError } from '../errors/request-error.js';
 import type { IdempotencyQuestion } from '../policy/graphql-query.js';
 import { checkFetchOptions, type FetchOptions } from '../transports/fetch-options.js';
@@ -112,7 +113,12 @@ export function prepareRequest(
   };
   // describeValue never throws (a BigInt, a cycle or a null-prototype object would break JSON.stringify or String).
   const got = (value: unknown) => `, got ${describeValue(value)}`;
-  if (typeof request !== 'object' || request === null) fail('(request)', 'expected an object');
+  // A string is shown by its kind only: it is most likely a path, whose query may carry a token.
+  if (typeof request !== 'object' || request === null)
+    fail(
+      '',
+      `expected an object ({ path, ... })${typeof request === 'string' ? ', got a string' : got(request)}`,
+    );
   for (const key of Object.keys(request)) {
     if (strict && !FIELDS.test(key)) fail(key, 'unknown field');
   }
@@ -175,12 +181,10 @@ export function prepareRequest(
     // Most requests carry no headers of their own: no Headers object to build and walk for them.
     if (request.headers !== undefined)
       new Headers(request.headers).forEach((value, name) => (headers[name] = value));
-  } catch (error) {
-    // Not the error as cause: the host's message quotes the bad value, which may be a token (rule 9).
-    fail(
-      'headers',
-      `expected a Headers object, a record of strings or a list of pairs (${errorNameOf(error)})`,
-    );
+  } catch {
+    // Not the host's error, as message or cause: it quotes the bad value, which may be a token (rule 9).
+    const { field, message } = headersProblem(request.headers);
+    fail(field, message);
   }
   let body = request.body ?? undefined;
   if (body instanceof URLSearchParams) {

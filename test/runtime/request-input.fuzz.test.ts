@@ -10,6 +10,10 @@
  *   a TypeError, never a hang.
  *
  * Every path carries a secret in its query, and no error message may repeat it (item 10).
+ *
+ * Headers alone, through `client.request` and `client.fetch`: arbitrary names and values (any string, control
+ * characters and non-Latin-1 included) either go through or are refused with a RequestError naming the header
+ * at fault (`request.headers["bad header"]`), never a host's TypeError, and never repeating a value.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -181,12 +185,15 @@ const arbitraryRequest = fc
   .tuple(validRequest, fc.dictionary(fc.constantFrom(...FIELDS, 'bodyy'), anyValue, { maxKeys: 4 }))
   .map(([request, overrides]) => ({ ...request, ...overrides }));
 
-/** Whether `error` names the field as RequestError does, and repeats no secret. */
+/**
+ * Whether `error` names the field as RequestError does (a header inside `headers` counts as `headers`; `''` is
+ * the request itself), and repeats no secret.
+ */
 function expectRequestError(error: unknown, fields: readonly string[]) {
   expect(error).toBeInstanceOf(RequestError);
   const { field, message } = error as RequestError;
-  expect(fields).toContain(field);
-  expect(message.startsWith(`request.${field}: `)).toBe(true);
+  expect(fields).toContain(field.replace(/^headers\[.*$/s, 'headers'));
+  expect(message.startsWith(field === '' ? 'request: ' : `request.${field}: `)).toBe(true);
   expect(message).not.toContain(SECRET);
 }
 
@@ -226,7 +233,7 @@ describe('client.request under arbitrary input', () => {
         const { client, run } = setUp();
         const result = await run(request);
         expect(result).not.toHaveProperty('hung');
-        if ('error' in result) expectRequestError(result.error, [...FIELDS, 'bodyy', '(request)']);
+        if ('error' in result) expectRequestError(result.error, [...FIELDS, 'bodyy', '']);
         else
           expect(['succeeded', 'failed', 'deferred']).toContain(
             (result as { outcome: { status: string } }).outcome.status,
@@ -237,13 +244,153 @@ describe('client.request under arbitrary input', () => {
     );
   });
 
-  it('rejects a request that is not an object', async () => {
-    for (const request of [undefined, null, 5, '/x', Symbol('x')]) {
+  it('rejects a request that is not an object, saying what it got (a string only by its kind)', async () => {
+    const cases: [unknown, string][] = [
+      [undefined, 'got undefined'],
+      [null, 'got null'],
+      [5, 'got 5'],
+      [`/x?token=${SECRET}`, 'got a string'],
+      [Symbol('x'), 'got a symbol'],
+    ];
+    for (const [request, got] of cases) {
       const { client, run } = setUp();
-      const result = await run(request);
-      expectRequestError((result as { error: unknown }).error, ['(request)']);
+      const { error } = (await run(request)) as { error: RequestError };
+      expectRequestError(error, ['']);
+      expect(error.message).toBe(`request: expected an object ({ path, ... }), ${got}`);
       await client.close();
     }
+  });
+});
+
+/** What `client.fetch` came to on a client like setUp's: `{ response }` or `{ error }`, and the sends made. */
+async function runFetch(init: RequestInit) {
+  const { client, clock, transport } = setUp();
+  const done = client.fetch(`/x?token=${SECRET}`, init).then(
+    (response) => ({ response }),
+    (error: unknown) => ({ error }),
+  );
+  await clock.runAll();
+  const result = await done;
+  await client.close();
+  return { ...result, calls: transport.calls.length };
+}
+
+const NAME_RULE = "(a token: letters, digits and !#$%&'*+-.^_`|~)";
+const VALUE_RULE = '(no CR, LF or NUL, and no character above U+00FF; the value is not shown)';
+
+describe('headers', () => {
+  it.each<[string, unknown, string]>([
+    [
+      'a name with a space',
+      { 'bad header': '1' },
+      `request.headers["bad header"]: not a valid header name ${NAME_RULE}`,
+    ],
+    ['an empty name', { '': '1' }, `request.headers[""]: not a valid header name ${NAME_RULE}`],
+    [
+      'a value with a line break',
+      { 'x-a': `${SECRET}\r\nx-b: 1` },
+      `request.headers["x-a"]: its value is not a valid header value ${VALUE_RULE}`,
+    ],
+    [
+      'a value past Latin-1',
+      { 'x-a': `€${SECRET}` },
+      `request.headers["x-a"]: its value is not a valid header value ${VALUE_RULE}`,
+    ],
+    [
+      'a pair with a bad name',
+      [
+        ['x-a', '1'],
+        ['x b', '2'],
+      ],
+      `request.headers[1]: its name is not a valid header name ${NAME_RULE}`,
+    ],
+    [
+      'a pair with a bad value',
+      [['x-a', `\0${SECRET}`]],
+      `request.headers[0]: its value is not a valid header value ${VALUE_RULE}`,
+    ],
+    ['a pair of one', [['x-a']], 'request.headers[0]: expected a [name, value] pair, got a list of 1'],
+    ['a pair that is a string', [SECRET], 'request.headers[0]: expected a [name, value] pair, got a string'],
+    [
+      'a string',
+      SECRET,
+      'request.headers: expected a Headers object, a record of header names to values, or a list of [name, value] pairs, got a string',
+    ],
+    [
+      'null',
+      null,
+      'request.headers: expected a Headers object, a record of header names to values, or a list of [name, value] pairs, got null',
+    ],
+  ])(
+    'client.request and client.fetch refuse %s with a RequestError naming the header',
+    async (_, headers, message) => {
+      const { client, run } = setUp();
+      const result = await run({ path: '/x', headers });
+      expect((result as { error: RequestError }).error).toEqual(expect.any(RequestError));
+      expect((result as { error: RequestError }).error.message).toBe(message);
+      expect(result.calls).toBe(0);
+      await client.close();
+
+      // null is no headers at all to fetch (`new Headers(null)` would throw, but `init.headers ?? …` skips it).
+      if (headers === null) return;
+      const fetched = await runFetch({ headers: headers as HeadersInit });
+      expect((fetched as { error: RequestError }).error).toEqual(expect.any(RequestError));
+      expect((fetched as { error: RequestError }).error.message).toBe(message);
+      expect(fetched.calls).toBe(0);
+    },
+  );
+
+  /** A header name: mostly tokens, sometimes anything (spaces, colons, control characters, emoji). */
+  const headerName = fc.oneof(token, fc.string({ unit: 'binary', maxLength: 6 }));
+  /** A header value: mostly printable, sometimes anything, with the secret in it. */
+  const headerValue = fc
+    .oneof(printable, fc.string({ unit: 'binary', maxLength: 8 }))
+    .map((value) => `${value}${SECRET}`);
+  const anyHeaders = fc.oneof(
+    fc.dictionary(headerName, headerValue, { maxKeys: 3 }),
+    fc.array(fc.tuple(headerName, headerValue), { maxLength: 3 }),
+  );
+
+  /** A RequestError naming one of `headers` (by its name, or its place in the list), repeating no value. */
+  const expectHeaderNamed = (error: unknown, headers: Record<string, string> | [string, string][]) => {
+    expectRequestError(error, ['headers']);
+    const { field, message } = error as RequestError;
+    expect(message).not.toContain(SECRET);
+    const at = /^headers\[(.*)\]$/s.exec(field)?.[1];
+    expect(at).toBeDefined();
+    if (Array.isArray(headers)) expect(Number(at)).toBeLessThan(headers.length);
+    else expect(Object.keys(headers).map((name) => JSON.stringify(name))).toContain(at);
+  };
+
+  it('client.request takes any headers fetch takes, and names the one it refuses', async () => {
+    await fc.assert(
+      fc.asyncProperty(anyHeaders, async (headers) => {
+        let hostRefuses = false;
+        try {
+          new Headers(headers);
+        } catch {
+          hostRefuses = true;
+        }
+        const { client, run } = setUp();
+        const result = await run({ path: '/x', headers });
+        await client.close();
+        expect(result).not.toHaveProperty('hung');
+        expect('error' in result).toBe(hostRefuses);
+        if ('error' in result) expectHeaderNamed(result.error, headers);
+      }),
+      { seed: 29, numRuns: 300 },
+    );
+  });
+
+  it("client.fetch refuses bad headers with the same RequestError, never the host's TypeError", async () => {
+    await fc.assert(
+      fc.asyncProperty(anyHeaders, async (headers) => {
+        const result = await runFetch({ headers });
+        if ('error' in result) expectHeaderNamed(result.error, headers);
+        else expect(result.response.status).toBe(200);
+      }),
+      { seed: 29, numRuns: 300 },
+    );
   });
 });
 
