@@ -34,8 +34,8 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 import { WAIT_MS, collectGarbage } from './harness.js';
-import { callers, isJsonAnswer } from './http.js';
-import { startLoopbackServer } from './loopback-server.js';
+import { callers } from './callers.js';
+import { isJsonAnswer, startLoopbackServer } from './loopback-server.js';
 import { median } from './report.js';
 
 interface BenchClient {

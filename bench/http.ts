@@ -12,7 +12,8 @@ import {
   type Outcome,
 } from '../dist/src/index.node.js';
 import { nodeHttpTransport } from '../dist/src/node.js';
-import { JSON_BODY, JSON_BYTES, type LoopbackServer } from './loopback-server.js';
+import { callers } from './callers.js';
+import { JSON_BYTES, isJsonAnswer, type LoopbackServer } from './loopback-server.js';
 import { handLoop } from './peers.js';
 import type { LoadResult, LoadRound, ThroughputResult } from './report.js';
 
@@ -40,22 +41,6 @@ function failwiseClient(
   });
 }
 
-/** `concurrency` callers share `total` calls; returns the wall time. */
-export async function callers(
-  total: number,
-  concurrency: number,
-  call: (i: number) => Promise<void>,
-): Promise<number> {
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) await call(next++);
-    }),
-  );
-  return performance.now() - start;
-}
-
 /** A fetch that reads the body, as failwise's transport does; the one send of the raw peers. */
 async function fetchAndRead(url: string): Promise<Response> {
   const response = await fetch(url);
@@ -78,11 +63,6 @@ async function fetchAndReadWithTimeout(url: string): Promise<Response> {
     clearTimeout(timer);
   }
 }
-
-/** Whether `value` is what `/json` answers, parsed: the check on every JSON round's answers. */
-const EXPECTED_ITEMS = (JSON.parse(JSON_BODY) as { items: unknown[] }).items.length;
-export const isJsonAnswer = (value: unknown): boolean =>
-  (value as { items?: unknown[] } | null)?.items?.length === EXPECTED_ITEMS;
 
 export interface ThroughputOptions {
   requestsPerRound: number;

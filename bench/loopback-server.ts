@@ -24,6 +24,11 @@ export const JSON_BODY = JSON.stringify({
   })),
 });
 
+/** Whether `value` is what `/json` answers, parsed: the check on every JSON round's answers. */
+const EXPECTED_ITEMS = (JSON.parse(JSON_BODY) as { items: unknown[] }).items.length;
+export const isJsonAnswer = (value: unknown): boolean =>
+  (value as { items?: unknown[] } | null)?.items?.length === EXPECTED_ITEMS;
+
 export interface ServerCounts {
   requests: number;
   unavailable: number;
