@@ -11,7 +11,7 @@ export type {
   ReconcileRequest,
   ReconcileResult,
 } from './runtime/client-options.js';
-export type { FailoverRequest, IsIdempotent } from './runtime/prepare-request.js';
+export type { FailoverRequest, IsIdempotent, RequestHeaders } from './runtime/prepare-request.js';
 export { isGraphQLQuery } from './policy/graphql-query.js';
 export type { IdempotencyQuestion } from './policy/graphql-query.js';
 export type { FetchOptions } from './transports/fetch-options.js';

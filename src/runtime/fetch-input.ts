@@ -1,6 +1,6 @@
 import { RequestError } from '../errors/request-error.js';
 import { pickFetchOptions, REQUEST_DEFAULTS } from '../transports/fetch-options.js';
-import type { FailoverRequest } from './prepare-request.js';
+import type { FailoverRequest, RequestHeaders } from './prepare-request.js';
 import { headersProblem } from './header-fields.js';
 
 /** fetch's `init`, plus failwise's request fields (`lifetime`, `idempotencyKey`, `idempotent`, ...). */
@@ -61,7 +61,7 @@ export async function failoverRequestOf(
  * fetch's `Headers` of `init`, or a `RequestError` naming the header at fault: fetch's own `TypeError` would be
  * the host's (undici's quotes the value, which may be a token).
  */
-function headersOf(init: HeadersInit | undefined): Headers {
+function headersOf(init: RequestHeaders | undefined): Headers {
   try {
     return new Headers(init);
   } catch {

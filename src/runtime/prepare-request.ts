@@ -6,13 +6,19 @@ import { RequestError } from '../errors/request-error.js';
 import type { IdempotencyQuestion } from '../policy/graphql-query.js';
 import { checkFetchOptions, type FetchOptions } from '../transports/fetch-options.js';
 
+/**
+ * fetch's `HeadersInit`, written out: a Node project's types (`lib: ["ES2022"]`, `types: ["node"]`) have `Headers`
+ * but not that name, and this declaration ships in the package's .d.ts.
+ */
+export type RequestHeaders = [string, string][] | Record<string, string> | Headers;
+
 /** One request, as `client.request` takes it. */
 export interface FailoverRequest {
   /** @default 'GET' */
   method?: string | undefined;
   /** Joined to the chosen origin's url, e.g. `/v1/orders?page=2`. Must start with `/`. */
   path: string;
-  headers?: HeadersInit | undefined;
+  headers?: RequestHeaders | undefined;
   /** A replayable body: failwise may send the same bytes again. Streams, Blobs and FormData are refused. */
   body?: string | Uint8Array | ArrayBuffer | ArrayBufferView | URLSearchParams | null | undefined;
   /**

@@ -13,19 +13,26 @@ import {
 
 // This file ships to browsers: no Node built-ins, and nothing but IndexedDB and Web Locks from the host.
 
+// The host's own types, looked up where the app's types have them (the DOM lib), `never` where they do not (a Node
+// project compiled without it): this declaration ships in the package's .d.ts, which must compile there too.
+/** The `IDBFactory` of the app's types (the DOM lib). */
+export type IndexedDbFactory = typeof globalThis extends { indexedDB: infer F } ? F : never;
+/** The Web Locks `LockManager` of the app's types (the DOM lib). */
+export type WebLockManager = typeof globalThis extends { navigator: { locks: infer L } } ? L : never;
+
 /** Options of `indexedDbStore`. */
 export interface IndexedDbStoreOptions {
   /**
    * The IndexedDB factory to open the database with (tests pass fake-indexeddb's).
    * @default globalThis.indexedDB
    */
-  indexedDB?: IDBFactory;
+  indexedDB?: IndexedDbFactory;
   /**
    * Web Locks for the lease. `null` keeps the lease as a record in the database instead, as is done
    * where Web Locks are missing.
    * @default globalThis.navigator?.locks
    */
-  locks?: LockManager | null;
+  locks?: WebLockManager | null;
 }
 
 /** The database's version is the layout's version: a newer failwise upgrades it in `onupgradeneeded`. */

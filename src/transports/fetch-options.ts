@@ -1,17 +1,41 @@
 import { RequestError } from '../errors/request-error.js';
 
+// fetch's unions, written out under names of their own: the DOM lib's (`RequestCredentials`, ...) are missing
+// from a Node project's types (`lib: ["ES2022"]`, `types: ["node"]`), and this file's declarations ship in every
+// entry's .d.ts. They are the same unions, so a DOM `RequestInit`'s values fit them as they are.
+
+/** fetch's `RequestCredentials`. */
+export type FetchCredentials = 'omit' | 'same-origin' | 'include';
+/** fetch's `RequestMode`. */
+export type FetchMode = 'cors' | 'navigate' | 'no-cors' | 'same-origin';
+/** fetch's `RequestRedirect`. */
+export type FetchRedirect = 'error' | 'follow' | 'manual';
+/** fetch's `RequestCache`. */
+export type FetchCache = 'default' | 'force-cache' | 'no-cache' | 'no-store' | 'only-if-cached' | 'reload';
+/** fetch's `ReferrerPolicy`. */
+export type FetchReferrerPolicy =
+  | ''
+  | 'no-referrer'
+  | 'no-referrer-when-downgrade'
+  | 'origin'
+  | 'origin-when-cross-origin'
+  | 'same-origin'
+  | 'strict-origin'
+  | 'strict-origin-when-cross-origin'
+  | 'unsafe-url';
+
 /**
  * fetch's own `RequestInit` members that failwise does not decide but passes on to the fetch transport
  * (`client.fetch`'s `init`, or `fetchOptions` on `client.request`). `nodeHttpTransport` has no such notions
  * and ignores them.
  */
 export interface FetchOptions {
-  credentials?: RequestCredentials;
-  mode?: RequestMode;
-  redirect?: RequestRedirect;
-  cache?: RequestCache;
+  credentials?: FetchCredentials;
+  mode?: FetchMode;
+  redirect?: FetchRedirect;
+  cache?: FetchCache;
   referrer?: string;
-  referrerPolicy?: ReferrerPolicy;
+  referrerPolicy?: FetchReferrerPolicy;
   integrity?: string;
   keepalive?: boolean;
   /** fetch's `priority` (browsers): `high`, `low` or `auto`. */

@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, symlinkSync, mkdirSync, copyFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  mkdirSync,
+  copyFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -131,6 +140,75 @@ describe('the published package', () => {
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).
     expect(entries['fetchTransport']).toBe('undiciFetchTransport');
   });
+
+  it('type-checks in a Node project without the DOM lib, and in a browser project with it (no skipLibCheck)', () => {
+    // What an app on Node compiles with: ES2022 and @types/node only. Every entry's .d.ts must compile there,
+    // so none may name a DOM-only type (HeadersInit, RequestCredentials, IDBFactory...).
+    mkdirSync(join(work, 'node_modules', '@types'), { recursive: true });
+    symlinkSync(join(root, 'node_modules', '@types/node'), join(work, 'node_modules', '@types/node'));
+    const consumer = (name: string, lib: string[], source: string) => {
+      const dir = join(work, name);
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
+      writeFileSync(
+        join(dir, 'tsconfig.json'),
+        JSON.stringify({
+          compilerOptions: {
+            target: 'ES2022',
+            lib,
+            types: ['node'],
+            module: 'NodeNext',
+            moduleResolution: 'NodeNext',
+            strict: true,
+            noEmit: true,
+          },
+          files: ['app.ts'],
+        }),
+      );
+      writeFileSync(join(dir, 'app.ts'), source);
+      try {
+        execFileSync(process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '-p', dir], {
+          cwd: dir,
+          encoding: 'utf8',
+        });
+      } catch (error) {
+        // tsc prints its diagnostics on stdout.
+        throw new Error(`${name}: ${(error as { stdout?: string }).stdout ?? String(error)}`, {
+          cause: error,
+        });
+      }
+    };
+    const everyEntry = `
+      import * as root from 'failwise';
+      import * as machines from 'failwise/machines';
+      import * as node from 'failwise/node';
+      import * as browser from 'failwise/browser';
+      import * as otel from 'failwise/otel';
+      import * as tanstackQuery from 'failwise/tanstack-query';
+      import * as reactNative from 'failwise/react-native';
+      export const entries = [root, machines, node, browser, otel, tanstackQuery, reactNative];
+
+      const client = root.createFailoverClient({ origins: [{ id: 'primary', url: 'https://api.example.com' }] });
+      export const outcome: Promise<root.Outcome> = client.request({
+        path: '/v1/items',
+        headers: { accept: 'application/json' },
+        fetchOptions: { credentials: 'include', cache: 'no-store', referrerPolicy: 'no-referrer' },
+      });
+      export const response: Promise<Response> = client.fetch('/v1/items', { headers: [['accept', 'text/plain']] });
+      export const store = node.sqliteStore(':memory:');
+    `;
+    consumer('node-app', ['ES2022'], everyEntry);
+    consumer(
+      'browser-app',
+      ['ES2022', 'DOM', 'DOM.Iterable'],
+      `${everyEntry}
+      // With the DOM lib, the store takes the host's own IndexedDB and Web Locks.
+      export const inBrowser = browser.indexedDbStore('outbox', { indexedDB, locks: navigator.locks });
+      const init: RequestInit = { credentials: 'same-origin', mode: 'cors', redirect: 'follow' };
+      export const fetched = client.fetch('/v1/items', init);
+      `,
+    );
+  }, 60_000);
 
   it('ships the failwise-drill command: it runs a scenario from the build, with no dev dependency', () => {
     const bin = (pkg as unknown as { bin: Record<string, string> }).bin['failwise-drill'];
