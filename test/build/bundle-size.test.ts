@@ -162,13 +162,16 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // 32.79 and 44.68 KB; the executor's refusals named (a sendTo to a child that is not a running machine, a table
   // over 31 states) to 32.90 and 44.79 KB: the guards moved to 32.95 and 44.85 KB. The transports' parameter for
   // Node's response answered from its bytes (src/transports/bytes-response.ts, in neither bundle) took them to
-  // 33.02 and 44.88 KB: the guards moved to 33.05 and 44.95 KB.
-  it('does not grow: the minimal app loads at most 33.05 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(33.05 * 1024);
+  // 33.02 and 44.88 KB: the guards moved to 33.05 and 44.95 KB. Headers refused by name, field by field
+  // (runtime/header-fields.ts: which header and why, never undici's message), a request whose signal was already
+  // aborted ended before its machine starts, and the durable outcome that waits for the outbox's decision took
+  // them to 33.61 and 45.57 KB: the guards moved to 33.65 and 45.6 KB.
+  it('does not grow: the minimal app loads at most 33.65 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(33.65 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 44.95 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(44.95 * 1024);
+  it('does not grow: everything, in all its chunks, within 45.6 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(45.6 * 1024);
   });
 });
 
