@@ -1,6 +1,7 @@
 import {
   context,
   metrics,
+  propagation,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -291,6 +292,13 @@ class Run implements TelemetryRun {
         return;
       }
     }
+  }
+
+  inject(attempt: number, headers: Record<string, string>): void {
+    const open = this.attempts.get(attempt);
+    // The registered propagator writes its fields (W3C's `traceparent` and `tracestate`, B3's...) as the
+    // attempt's span is their parent: the server's spans are children of this attempt, not of the request.
+    if (open) propagation.inject(trace.setSpan(context.active(), open.span), headers);
   }
 
   note(note: TelemetryNote, at: number): void {

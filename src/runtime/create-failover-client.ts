@@ -404,6 +404,9 @@ function createClient(
     if (policy.attemptHeader) {
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
+    // The attempt's span context (`traceparent`, ...), so that the server's spans join the trace.
+    const trace = inFlight.get(input.requestId)?.trace;
+    if (trace?.inject) trace.inject(input.attempt, headers);
     return transport
       .send({
         url: origin.base + prepared.path,

@@ -48,6 +48,12 @@ export interface TelemetryRun {
   /** What the request machine emitted for this run (attempts, retries), as it happened. */
   emitted(event: RequestMachineEmitted): void;
   note(note: TelemetryNote, at: number): void;
+  /**
+   * Adds the headers that carry attempt `attempt`'s trace context to the server (the registered propagator's:
+   * `traceparent`, ...) to that attempt's request headers, as HTTP client instrumentations do, so that the
+   * server's spans join the trace. Those headers are sent, never put in an event or a log (CONTRACT rule 9).
+   */
+  inject?(attempt: number, headers: Record<string, string>): void;
   /** Ends the run; nothing is heard of it after this. */
   end(end: TelemetryEnd, at: number): void;
 }

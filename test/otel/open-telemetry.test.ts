@@ -1,4 +1,5 @@
-import { SpanKind, SpanStatusCode, type HrTime } from '@opentelemetry/api';
+import { propagation, SpanKind, SpanStatusCode, type HrTime } from '@opentelemetry/api';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import {
   AggregationTemporality,
   InMemoryMetricExporter,
@@ -21,7 +22,7 @@ import { PolicyError } from '../../src/errors/policy-error.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
 import type { Telemetry } from '../../src/runtime/telemetry.js';
 import { harness, type Harness } from '../helpers/client-harness.js';
-import { closedPort } from '../helpers/loopback-server.js';
+import { closedPort, useLoopback } from '../helpers/loopback-server.js';
 import { fail, respond } from '../helpers/scripted-transport.js';
 
 // The real OpenTelemetry SDK (in-memory span and metric exporters) behind `openTelemetry()`: what an app
@@ -487,5 +488,72 @@ describe('openTelemetry()', () => {
       new PolicyError([{ path: 'telemetry', message: 'expected an object' }]),
     );
     expect(() => createFailoverClient({ origins, telemetry: o.telemetry })).not.toThrow();
+  });
+});
+
+describe('trace context sent to the server', () => {
+  const { serve } = useLoopback();
+  afterEach(() => propagation.disable());
+
+  it("sends each attempt's own span context as traceparent through the registered W3C propagator", async () => {
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    // A loopback origin that answers 503 first, then 200: two attempts, two traceparents.
+    const server = await serve(({ res }) => {
+      res.statusCode = server.requests.length === 1 ? 503 : 200;
+      res.end('ok');
+    });
+    const o = sdk();
+    const events: unknown[] = [];
+    const client = createFailoverClient({
+      origins: [{ id: 'local', url: server.url, allowInsecure: true }],
+      telemetry: o.telemetry,
+      policy: { backoff: { initialMs: 0, maxMs: 0 } },
+      onEvent: (event) => events.push(event),
+    });
+    const outcome = await client.request({ path: `/v1/items?token=${SECRETS.query}` });
+    await client.close();
+    expect(outcome).toMatchObject({ status: 'succeeded', attempts: 2 });
+
+    const attempts = byKind(o.spans(), SpanKind.CLIENT).sort(
+      (a, b) => Number(a.attributes['failwise.attempt']) - Number(b.attributes['failwise.attempt']),
+    );
+    expect(attempts).toHaveLength(2);
+    expect(server.requests).toHaveLength(2);
+    const [request] = byKind(o.spans(), SpanKind.INTERNAL);
+    for (const [i, attempt] of attempts.entries()) {
+      const { traceId, spanId, traceFlags } = attempt.spanContext();
+      // version 00, the trace, the parent (this attempt's span), sampled.
+      expect(server.requests[i]!.headers['traceparent']).toBe(
+        `00-${traceId}-${spanId}-${traceFlags.toString(16).padStart(2, '0')}`,
+      );
+      expect(traceId).toBe(request!.spanContext().traceId);
+    }
+    // Sent, never logged: no decision event carries the trace context (CONTRACT rule 9).
+    const logged = JSON.stringify(events);
+    for (const attempt of attempts) expect(logged).not.toContain(attempt.spanContext().spanId);
+  });
+
+  it('sends no trace header without a registered propagator, or without telemetry', async () => {
+    const server = await serve(({ res }) => res.end('ok'));
+    const o = sdk();
+    for (const telemetry of [o.telemetry, undefined]) {
+      const client = createFailoverClient({
+        origins: [{ id: 'local', url: server.url, allowInsecure: true }],
+        ...(telemetry ? { telemetry } : {}),
+      });
+      expect(await client.request({ path: '/v1/items' })).toMatchObject({ status: 'succeeded' });
+      await client.close();
+    }
+    propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    const untraced = createFailoverClient({
+      origins: [{ id: 'local', url: server.url, allowInsecure: true }],
+    });
+    expect(await untraced.request({ path: '/v1/items' })).toMatchObject({ status: 'succeeded' });
+    await untraced.close();
+    expect(server.requests.map((request) => request.headers['traceparent'])).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
   });
 });
