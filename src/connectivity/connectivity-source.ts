@@ -8,6 +8,13 @@
  */
 export type ConnectivityHint = 'online' | 'offline' | 'changed';
 
+/**
+ * Whether a source's listener was called with a hint failwise knows. A source of the app's own could pass
+ * anything (`'maybe'`, NetInfo's state object): what failwise does not know it must not read as `offline`.
+ */
+export const isConnectivityHint = (hint: unknown): hint is ConnectivityHint =>
+  hint === 'online' || hint === 'offline' || hint === 'changed';
+
 /** `unknown` is treated as online: failwise never stops sending on a guess. */
 export type ConnectivityState = 'online' | 'offline' | 'unknown';
 

@@ -5,6 +5,9 @@ import type { Clock } from '../clock/clock.js';
 import { FailwiseError } from '../errors/failwise-error.js';
 import { RequestFailedError } from '../errors/request-failed-error.js';
 import { cancelledBeforeStart } from '../policy/classify-failure.js';
+import { isConnectivityHint } from '../connectivity/connectivity-source.js';
+import { ArgumentError } from '../errors/argument-error.js';
+import { describeValue } from '../policy/describe-value.js';
 import { isSafeMethod } from '../policy/methods.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
@@ -133,6 +136,14 @@ function createClient(
   const isOffline = () => connectivity?.current() === 'offline';
   // Rule 6: requests already running hear each hint, so none starts an attempt (or waits one out) offline.
   const unsubscribeConnectivity = connectivity?.subscribe((hint) => {
+    // Thrown back to the source that called with it: a hint failwise cannot read is the source's bug, and a
+    // source that goes on to its other listeners finds them ignoring it too.
+    if (!isConnectivityHint(hint))
+      throw new ArgumentError(
+        'connectivity listener',
+        'hint',
+        `expected "online", "offline" or "changed", got ${describeValue(hint)}`,
+      );
     // Pooled sockets belong to the old network: dropped first, so that the reads sent again get new ones.
     if (hint === 'changed') resetTransport();
     const at = clock.now();

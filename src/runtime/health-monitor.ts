@@ -12,7 +12,7 @@ import type {
   ProbeOutput,
 } from '../../machines/origin-health/origin-health.types.js';
 import type { Clock } from '../clock/clock.js';
-import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
+import { isConnectivityHint, type ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Policy } from '../policy/policy.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { probeAcrossChange } from './probe-across-change.js';
@@ -94,6 +94,8 @@ export function createHealthMonitor(options: {
     });
   // The client subscribed first, so on `changed` the transport's pool is already dropped when a probe is resent.
   const unsubscribe = connectivity?.subscribe((hint) => {
+    // A hint failwise does not know (the client's own listener refuses it) changes nothing.
+    if (!isConnectivityHint(hint)) return;
     if (hint === 'changed') probes.changed();
     else machine.send({ type: 'connectivity.changed', online: hint === 'online', at: clock.now() });
   });

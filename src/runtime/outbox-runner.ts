@@ -19,7 +19,7 @@ import type {
   SendResult,
 } from '../../machines/outbox/outbox.types.js';
 import type { Clock } from '../clock/clock.js';
-import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
+import { isConnectivityHint, type ConnectivitySource } from '../connectivity/connectivity-source.js';
 import { errorNameOf } from '../policy/error-name.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxClaims, OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
@@ -512,7 +512,8 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
   let closing: Promise<void> | undefined;
   const unsubscribe = connectivity?.subscribe((hint) => {
     // `changed` (a network switch) says nothing about being online: only online/offline schedule work.
-    if (closing || hint === 'changed') return;
+    // A hint failwise does not know (the client's own listener refuses it) schedules nothing.
+    if (closing || hint === 'changed' || !isConnectivityHint(hint)) return;
     machine.send({ type: 'connectivity.changed', online: hint === 'online', at: now() });
   });
 

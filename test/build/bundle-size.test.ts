@@ -165,13 +165,14 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // 33.02 and 44.88 KB: the guards moved to 33.05 and 44.95 KB. Headers refused by name, field by field
   // (runtime/header-fields.ts: which header and why, never undici's message), a request whose signal was already
   // aborted ended before its machine starts, and the durable outcome that waits for the outbox's decision took
-  // them to 33.61 and 45.57 KB: the guards moved to 33.65 and 45.6 KB.
-  it('does not grow: the minimal app loads at most 33.65 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(33.65 * 1024);
+  // them to 33.61 and 45.57 KB; an app's connectivity source's unknown hint refused (an ArgumentError up front)
+  // and the attempt's trace context handed to telemetry to 33.73 and 45.68 KB: the guards moved to 33.75 and 45.7 KB.
+  it('does not grow: the minimal app loads at most 33.75 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(33.75 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 45.6 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(45.6 * 1024);
+  it('does not grow: everything, in all its chunks, within 45.7 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(45.7 * 1024);
   });
 });
 

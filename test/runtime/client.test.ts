@@ -8,6 +8,9 @@ import { PolicyError } from '../../src/errors/policy-error.js';
 import { RequestError } from '../../src/errors/request-error.js';
 import { RequestFailedError } from '../../src/errors/request-failed-error.js';
 import { FailwiseError } from '../../src/errors/failwise-error.js';
+import { ArgumentError } from '../../src/errors/argument-error.js';
+import { memoryStore } from '../../src/stores/memory-store.js';
+import type { ConnectivitySource } from '../../src/connectivity/connectivity-source.js';
 
 describe('cancellation', () => {
   it('ends at once when aborted during a backoff wait, and starts no further attempt', async () => {
@@ -324,5 +327,41 @@ describe('inspection', () => {
     expect(states).toEqual(
       expect.arrayContaining(['{"active":"attempting"}', '{"active":"backingOff"}', '"succeeded"']),
     );
+  });
+});
+
+describe("a connectivity source of the app's own", () => {
+  it('refuses a hint failwise does not know, back to the source, and reads none of it as offline', async () => {
+    // A source that tells each listener in turn, as failwise's own do (one that throws does not stop the rest).
+    const listeners: Array<(hint: unknown) => void> = [];
+    const source: ConnectivitySource = {
+      current: () => 'online',
+      subscribe: (listener) => (listeners.push(listener as (hint: unknown) => void), () => undefined),
+    };
+    const h = harness([{ reply: respond(201) }], { connectivity: source, store: memoryStore() });
+    // Durable work loads with import(): its outbox subscribes then.
+    await h.client.outbox.size();
+    expect(listeners).toHaveLength(3);
+    const thrown: unknown[] = [];
+    for (const listener of listeners) {
+      try {
+        listener('maybe');
+      } catch (error) {
+        thrown.push(error);
+      }
+    }
+    expect(thrown).toEqual([
+      new ArgumentError(
+        'connectivity listener',
+        'hint',
+        'expected "online", "offline" or "changed", got "maybe"',
+      ),
+    ]);
+    // Neither the outbox nor the origin set took it for offline: a durable write is sent at once.
+    const outcome = h.client.request({ method: 'POST', path: '/orders', body: '{}', lifetime: 'durable' });
+    for (let i = 0; i < 50; i++) await h.clock.increment(0);
+    expect(await outcome).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(h.client.health().state).toBe('healthy');
+    await h.client.close();
   });
 });
