@@ -10,7 +10,8 @@ import { closedPort, startServer, type Handler, type LoopbackServer } from '../h
 import type { ScenarioFacts } from '../helpers/react-native-env/scenario-facts.js';
 import { runNode } from '../helpers/run-node.js';
 
-const GZIP_JSON = { items: [1, 2, 3] };
+// Not ASCII: a body read as bytes one byte a character would garble it.
+const GZIP_JSON = { items: [1, 2, 3], name: 'café ☕' };
 const BIG_BYTES = 1_572_864; // 1.5 MiB: over the 1 MiB read within the attempt by length
 const TRICKLE = ['ab', 'cd', 'ef', 'gh']; // 150 ms apart: 450 ms from headers to the end
 

@@ -95,7 +95,7 @@ facts.streamShortAttempt = await settle(
   shortAttempt.request({ path: '/trickle', stream: true, signal: signal() }).then(async (outcome) => ({
     status: outcome.status,
     failureClass:
-      outcome.status === 'failed' ? outcome.failures[outcome.failures.length - 1]?.class : undefined,
+      outcome.status === 'failed' ? outcome.failure?.class : undefined,
     text: outcome.status === 'succeeded' ? await outcome.response.text() : undefined,
   })),
 );

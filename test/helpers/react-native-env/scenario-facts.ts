@@ -33,7 +33,7 @@ export interface ScenarioFacts {
   formData: Settled<number>;
   upperCaseOrigin: Settled<unknown>;
   upperCaseUrls: string[];
-  failover: Settled<{ text: string; active: string }>;
+  failover: Settled<{ text: string; active: string | undefined }>;
   cached: Settled<{ status: string; stale?: boolean; text?: string }[]>;
   durable: Settled<{
     queued: unknown;
