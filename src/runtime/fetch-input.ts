@@ -92,15 +92,13 @@ function pathOf(url: unknown, bases: readonly string[]): string {
 }
 
 /**
- * A `Request`'s body as bytes, read once; none for a request without one. A `Request` without a `body` member
- * (whatwg-fetch's, on React Native) is read with `arrayBuffer()` unless its method takes no body, and an empty
- * read is no body.
+ * A `Request`'s body as bytes, read once; none for a request without one, or an empty one. whatwg-fetch's `Request`
+ * (React Native) has no `body` member: it is read unless its method takes no body.
  */
 async function requestBodyOf(request: Request): Promise<Uint8Array | undefined> {
-  if (Reflect.has(request, 'body')) return request.body ? new Uint8Array(await request.arrayBuffer()) : undefined;
-  const method = request.method.toUpperCase();
-  if (method === 'GET' || method === 'HEAD') return undefined;
-  const bytes = await readBody(request, 'input', "the Request's body");
+  if (Reflect.has(request, 'body') ? request.body === null : /^(GET|HEAD)$/i.test(request.method))
+    return undefined;
+  const bytes = await readBody(request, 'input');
   return bytes.byteLength > 0 ? bytes : undefined;
 }
 
@@ -116,29 +114,21 @@ async function bytesOf(body: BodyInit, headers: Headers): Promise<FailoverReques
   } as RequestInit);
   const type = request.headers.get('content-type');
   if (type !== null && !headers.has('content-type')) headers.set('content-type', type);
-  return readBody(request, 'body', `a ${kindOf(body)} body`);
+  return readBody(request, 'body');
 }
 
 /**
  * `request.arrayBuffer()`, or a `RequestError` naming `field` where the runtime's `Request` cannot make the bytes:
  * whatwg-fetch's (React Native) cannot serialise a FormData body, which its XMLHttpRequest sends natively.
  */
-async function readBody(request: Request, field: string, what: string): Promise<Uint8Array> {
+async function readBody(request: Request, field: string): Promise<Uint8Array> {
   try {
     return new Uint8Array(await request.arrayBuffer());
   } catch (error) {
     throw new RequestError(
       field,
-      `this runtime's fetch cannot turn ${what} into bytes; send a string, bytes, a Blob or URLSearchParams`,
+      "this runtime's fetch cannot read the body as bytes (a FormData needs a native Request); send a string, bytes, a Blob or URLSearchParams",
       { cause: error },
     );
   }
-}
-
-/** What a body is, for a message. */
-function kindOf(body: BodyInit): string {
-  if (typeof FormData === 'function' && body instanceof FormData) return 'FormData';
-  if (typeof Blob === 'function' && body instanceof Blob) return 'Blob';
-  if (typeof ReadableStream === 'function' && body instanceof ReadableStream) return 'ReadableStream';
-  return typeof body;
 }

@@ -165,7 +165,7 @@ describe('failwise on React Native fetch, where it differs from Node', () => {
         field: 'body',
         isError: true,
         message:
-          "request.body: this runtime's fetch cannot turn a FormData body into bytes; send a string, bytes, a Blob or URLSearchParams",
+          "request.body: this runtime's fetch cannot read the body as bytes (a FormData needs a native Request); send a string, bytes, a Blob or URLSearchParams",
       },
     });
   });
