@@ -37,7 +37,9 @@ export class ReactNativeXMLHttpRequest extends Xhr2Class {
     if (this.isGzipped()) bytes = gunzipSync(bytes);
     if (wanted === 'blob') {
       this.responseText = null;
-      this.response = new Blob([new Uint8Array(bytes)], { type: this.getResponseHeader('content-type') ?? '' });
+      this.response = new Blob([new Uint8Array(bytes)], {
+        type: this.getResponseHeader('content-type') ?? '',
+      });
     } else if (wanted === 'arraybuffer') {
       this.responseText = null;
       this.response = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength);

@@ -94,8 +94,7 @@ const shortAttempt = client({ attempts: { max: 1 }, timeouts: { attemptMs: 300 }
 facts.streamShortAttempt = await settle(
   shortAttempt.request({ path: '/trickle', stream: true, signal: signal() }).then(async (outcome) => ({
     status: outcome.status,
-    failureClass:
-      outcome.status === 'failed' ? outcome.failure?.class : undefined,
+    failureClass: outcome.status === 'failed' ? outcome.failure?.class : undefined,
     text: outcome.status === 'succeeded' ? await outcome.response.text() : undefined,
   })),
 );
