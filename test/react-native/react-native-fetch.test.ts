@@ -169,9 +169,25 @@ describe('failwise on React Native fetch, where it differs from Node', () => {
       },
     });
   });
+
+  it("refuses an 'auto' idempotency key without crypto.randomUUID, naming generateIdempotencyKey", () => {
+    expect(reactNative().autoKey).toEqual({
+      error: {
+        name: 'RequestError',
+        field: 'idempotencyKey',
+        isError: true,
+        message:
+          'request.idempotencyKey: no crypto.randomUUID here (React Native: Hermes) to make a key: pass generateIdempotencyKey to createFailoverClient',
+      },
+    });
+  });
 });
 
 describe('failwise on Node fetch, where it differs from React Native', () => {
+  it("makes an 'auto' idempotency key with crypto.randomUUID", () => {
+    expect(node().autoKey).toEqual({ value: 200 });
+  });
+
   it('rejects a plain abort with the signal reason, a DOMException named AbortError', () => {
     expect(node().abort).toEqual({
       error: { name: 'AbortError', message: 'This operation was aborted', isError: true, isReason: true },

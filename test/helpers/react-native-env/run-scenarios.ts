@@ -128,6 +128,15 @@ facts.formData = await settle(
   api.fetch(`${primary}/echo`, { method: 'POST', body: form, idempotent: true }).then((r) => r.status),
 );
 
+// An 'auto' idempotency key from a client given no generateIdempotencyKey: crypto.randomUUID or a clear refusal.
+const keyless = createFailoverClient({ origins: [{ id: 'primary', url: primary, allowInsecure: true }] });
+facts.autoKey = await settle(
+  keyless
+    .fetch('/echo', { method: 'POST', body: 'x', idempotencyKey: 'auto', signal: signal() })
+    .then((r) => r.status),
+);
+await keyless.close();
+
 // Origin URLs in another case: the app's fetch reaches the host on 127.0.0.1 (as DNS would).
 const upperPort = new URL(primary).port;
 const seenUrls: string[] = [];

@@ -31,6 +31,7 @@ export interface ScenarioFacts {
   requestGet: Settled<unknown>;
   requestPost: Settled<unknown>;
   formData: Settled<number>;
+  autoKey: Settled<number>;
   upperCaseOrigin: Settled<unknown>;
   upperCaseUrls: string[];
   failover: Settled<{ text: string; active: string | undefined }>;
