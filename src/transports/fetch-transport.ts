@@ -36,8 +36,9 @@ export interface FetchTransportOptions {
  * bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
  * code (a response with no body is fetch's own: nothing to read); an event stream, a body of unknown or larger
  * length, or any body with `stream: true` is handed over as it is when the headers arrive (docs/transports.md,
- * "Streaming"). It never rejects: every network
- * failure resolves as `{ kind: 'error', phase, requestSent }`.
+ * "Streaming"), where fetch gives a stream: React Native's gives none, so there every body is read within the
+ * attempt ("Streaming on React Native"). It never rejects for a network failure: each resolves as
+ * `{ kind: 'error', phase, requestSent }`; an error in failwise's own code rejects (the engine's transport crash).
  * Node's fetch (undici) names the cause with a `code`; the mapping is in docs/transports.md. A
  * browser's opaque `TypeError: Failed to fetch` becomes phase `unknown` with `requestSent: 'unknown'`.
  *
