@@ -102,11 +102,13 @@ export function fetchTransportWith(
         if (!isReadableStream(response.body)) {
           // No stream (whatwg-fetch on React Native, whose `body` is undefined): nothing can be handed over at
           // its headers, so the body is read here, within the attempt, whatever `streamsBody` says.
+          let whole: Blob | ArrayBuffer;
           try {
-            return { kind: 'response', response: await withoutStream(method, response) };
+            whole = await readWhole(response);
           } catch (error) {
             return explainFailure(options, error, url, signal, true);
           }
+          return { kind: 'response', response: responseOver(method, response, whole) };
         }
         // A stream is handed over once its headers are here: the attempt does not wait for its body.
         if (streamsBody(method, status, response.headers, stream))
@@ -161,17 +163,20 @@ function isReadableStream(body: unknown): body is ReadableStream<Uint8Array> {
 }
 
 /**
- * A response whose fetch gives no stream, read within the attempt into a new one. As a `Blob` where the runtime has
- * one: whatwg-fetch's `text()` decodes a Blob as UTF-8 but bytes one byte a character, so bytes would garble text.
+ * The whole body of a response whose fetch gives no stream: a `Blob` where the runtime has one, since whatwg-fetch's
+ * `text()` decodes a Blob as UTF-8 but bytes one byte a character, so a response over bytes would garble text.
  */
-async function withoutStream(method: string, response: Response): Promise<Response> {
-  const init = { status: response.status, statusText: response.statusText, headers: response.headers };
-  if (typeof Blob === 'function' && typeof response.blob === 'function') {
-    const blob = await response.blob();
-    return new Response(blob.size === 0 ? null : blob, init);
-  }
-  const bytes = await response.arrayBuffer();
-  return bufferedResponse(method, response.status, response.statusText, response.headers, bytes);
+function readWhole(response: Response): Promise<Blob | ArrayBuffer> {
+  return typeof Blob === 'function' && typeof response.blob === 'function'
+    ? response.blob()
+    : response.arrayBuffer();
+}
+
+/** A new response over the body `readWhole` read (none for a 204, a HEAD's or an empty one). */
+function responseOver(method: string, response: Response, whole: Blob | ArrayBuffer): Response {
+  const { status, statusText, headers } = response;
+  if (whole instanceof ArrayBuffer) return bufferedResponse(method, status, statusText, headers, whole);
+  return new Response(whole.size === 0 ? null : whole, { status, statusText, headers });
 }
 
 /**
