@@ -39,6 +39,22 @@ export function announceAttemptResult({ context }: Args): RequestMachineEmitted 
 }
 
 /**
+ * The transport threw rather than report a result: its end is announced like any other, marked so that it does not
+ * count against the origin (the fault is in code on the device, not in the origin).
+ */
+export function announceTransportCrash({ context }: Args): RequestMachineEmitted {
+  const failure = context.failures[context.failures.length - 1]!;
+  return {
+    type: 'attempt-failed',
+    attempt: context.attempts,
+    origin: failure.origin,
+    failure,
+    at: context.now,
+    crashed: true,
+  };
+}
+
+/**
  * The budget ended the attempt in flight before its own timeout: its end is announced like any other, marked
  * so that it does not count against the origin (which was given less than `attemptMs`).
  */

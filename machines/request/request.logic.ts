@@ -47,6 +47,7 @@ export const requestLogic = {
     setReason: change(actions.setReason),
     announceAttempt: announce(emitted.announceAttempt),
     announceAttemptResult: announce(emitted.announceAttemptResult),
+    announceTransportCrash: announce(emitted.announceTransportCrash),
     announceBudgetCut: announce(emitted.announceBudgetCut),
     announceRetry: announce(emitted.announceRetry),
     announceHoldWait: announce(emitted.announceHoldWait),

@@ -129,7 +129,7 @@ export const requestMachine = setup({
               target: 'evaluating',
               actions: [
                 { type: 'recordTransportCrash', params: requestParams.actorError },
-                'announceAttemptResult',
+                'announceTransportCrash',
               ],
             },
           },

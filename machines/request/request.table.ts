@@ -130,7 +130,7 @@ export const requestTable: MachineTable = {
             targets: [7],
             actions: [
               { name: 'recordTransportCrash', params: { from: 'actorError' } },
-              'announceAttemptResult',
+              'announceTransportCrash',
             ],
           },
         ],

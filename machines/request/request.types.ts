@@ -200,6 +200,8 @@ export type RequestMachineEmitted =
       cutByBudget?: true;
       /** The network changed while the attempt was in flight: not evidence against the origin. */
       acrossChange?: true;
+      /** The transport threw rather than report a result (code on the device): not evidence against the origin. */
+      crashed?: true;
     }
   | {
       type: 'retry-scheduled';

@@ -1,4 +1,5 @@
 import { systemClock } from '../clock/system-clock.js';
+import { abortReasonOf } from '../errors/abort-error.js';
 import { MachineError } from '../errors/machine-error.js';
 import { StateError } from '../errors/state-error.js';
 import type { Clock } from '../clock/clock.js';
@@ -53,8 +54,9 @@ export interface FailoverClient {
    * A drop-in `fetch` (already bound: pass it as the `fetch` option of Apollo, urql, ky, openapi-fetch ...).
    * `input` is a path, an absolute URL (a string or a `URL`) under a configured origin, or a `Request`; `init` is
    * fetch's, plus failwise's request fields. Resolves with the final `Response` whenever the server answered (a
-   * 404 or the last 503 included, as fetch does); rejects only when there is none: with a `DOMException` named
-   * `AbortError` when the caller aborted, else with `RequestFailedError` carrying the outcome (a `deferred`
+   * 404 or the last 503 included, as fetch does); rejects only when there is none: with the signal's `reason`
+   * when the caller aborted (a `DOMException` named `AbortError` for a plain `abort()`; an `Error` of that name where
+   * there is no `DOMException`, as on React Native), else with `RequestFailedError` carrying the outcome (a `deferred`
    * durable request too). A URL under no configured origin, or a malformed request, rejects with `RequestError`.
    */
   fetch(input: string | URL | Request, init?: FetchInit): Promise<Response>;
@@ -521,12 +523,12 @@ function createClient(
     if (closed) throw new FailwiseError('failwise: this client is closed');
     const asked = await failoverRequestOf(input, init, bases);
     // As fetch: an already aborted signal rejects at once, before anything is sent.
-    if (asked.signal?.aborted) throw abortError(asked.signal);
+    if (asked.signal?.aborted) throw abortReasonOf(asked.signal);
     const outcome = await request(asked, false);
     if (outcome.status === 'succeeded') return outcome.response;
     if (outcome.status === 'failed' && outcome.response !== undefined) return outcome.response;
     if (outcome.status === 'failed' && outcome.reason === 'cancelled' && asked.signal?.aborted)
-      throw abortError(asked.signal);
+      throw abortReasonOf(asked.signal);
     throw new RequestFailedError(outcome);
   }
 
@@ -582,12 +584,4 @@ function createClient(
       ]);
     },
   };
-}
-
-/** What fetch rejects with when its signal aborted: the signal's reason if it is an AbortError, else a new one. */
-function abortError(signal: AbortSignal): DOMException {
-  const reason: unknown = signal.reason;
-  return reason instanceof DOMException && reason.name === 'AbortError'
-    ? reason
-    : new DOMException('This operation was aborted', 'AbortError');
 }

@@ -1,7 +1,8 @@
 import { RequestError } from '../errors/request-error.js';
 import { pickFetchOptions, REQUEST_DEFAULTS } from '../transports/fetch-options.js';
-import type { FailoverRequest, RequestHeaders } from './prepare-request.js';
 import { headersProblem } from './header-fields.js';
+import { canonicalOrigin } from './origin-url.js';
+import type { FailoverRequest, RequestHeaders } from './prepare-request.js';
 
 /** fetch's `init`, plus failwise's request fields (`lifetime`, `idempotencyKey`, `idempotent`, ...). */
 export type FetchInit = RequestInit &
@@ -36,7 +37,7 @@ export async function failoverRequestOf(
   const headers = headersOf(init?.headers ?? request?.headers);
   let body: FailoverRequest['body'];
   if (init?.body !== undefined && init.body !== null) body = await bytesOf(init.body, headers);
-  else if (init?.body === undefined && request?.body) body = new Uint8Array(await request.arrayBuffer());
+  else if (init?.body === undefined && request) body = await requestBodyOf(request);
   const signal = init?.signal ?? request?.signal;
   const failover: FailoverRequest = {
     path,
@@ -85,7 +86,8 @@ function pathOf(url: unknown, bases: readonly string[]): string {
   if (url.startsWith('/') && !url.startsWith('//')) return url;
   let parsed: URL;
   try {
-    parsed = new URL(url);
+    // Scheme and host in lower case, as the origins' bases are: React Native's URL keeps them as given.
+    parsed = new URL(canonicalOrigin(url));
   } catch {
     throw new RequestError(
       'input',
@@ -103,6 +105,17 @@ function pathOf(url: unknown, bases: readonly string[]): string {
   throw new RequestError('input', `${parsed.origin} is not under any configured origin`);
 }
 
+/**
+ * A `Request`'s body as bytes, read once; none for a request without one, or an empty one. whatwg-fetch's `Request`
+ * (React Native) has no `body` member: it is read unless its method takes no body.
+ */
+async function requestBodyOf(request: Request): Promise<Uint8Array | undefined> {
+  if (Reflect.has(request, 'body') ? request.body === null : /^(GET|HEAD)$/i.test(request.method))
+    return undefined;
+  const bytes = await readBody(request, 'input');
+  return bytes.byteLength > 0 ? bytes : undefined;
+}
+
 /** A body as bytes (or the string it is), read once; a FormData or Blob body also sets its content type. */
 async function bytesOf(body: BodyInit, headers: Headers): Promise<FailoverRequest['body']> {
   if (typeof body === 'string' || body instanceof Uint8Array || body instanceof ArrayBuffer) return body;
@@ -115,5 +128,21 @@ async function bytesOf(body: BodyInit, headers: Headers): Promise<FailoverReques
   } as RequestInit);
   const type = request.headers.get('content-type');
   if (type !== null && !headers.has('content-type')) headers.set('content-type', type);
-  return new Uint8Array(await request.arrayBuffer());
+  return readBody(request, 'body');
+}
+
+/**
+ * `request.arrayBuffer()`, or a `RequestError` naming `field` where the runtime's `Request` cannot make the bytes:
+ * whatwg-fetch's (React Native) cannot serialise a FormData body, which its XMLHttpRequest sends natively.
+ */
+async function readBody(request: Request, field: string): Promise<Uint8Array> {
+  try {
+    return new Uint8Array(await request.arrayBuffer());
+  } catch (error) {
+    throw new RequestError(
+      field,
+      "this runtime's fetch cannot read the body as bytes (a FormData needs a native Request); send a string, bytes, a Blob or URLSearchParams",
+      { cause: error },
+    );
+  }
 }

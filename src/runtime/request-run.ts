@@ -103,9 +103,15 @@ export class RequestRun<T = RunOutput> implements RequestObserver<T | undefined>
       });
       return;
     }
-    // An attempt the request's own budget cut short was given less than attemptMs, and one in flight across a
-    // network change broke with the old network: neither is evidence against the origin.
-    if (event.type === 'attempt-failed' && event.cutByBudget !== true && event.acrossChange !== true) {
+    // An attempt the request's own budget cut short was given less than attemptMs, one in flight across a network
+    // change broke with the old network, and one whose transport threw failed on the device: none is evidence
+    // against the origin.
+    if (
+      event.type === 'attempt-failed' &&
+      event.cutByBudget !== true &&
+      event.acrossChange !== true &&
+      event.crashed !== true
+    ) {
       const { failure } = event;
       host.monitor.report({
         type: 'attempt.failed',

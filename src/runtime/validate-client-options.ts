@@ -3,6 +3,7 @@ import type { Policy } from '../policy/policy.js';
 import { PolicyError, type PolicyIssue } from '../errors/policy-error.js';
 import type { FailoverClientOptions, OriginConfig } from './client-options.js';
 import { isRecord } from '../policy/is-record.js';
+import { canonicalOrigin } from './origin-url.js';
 
 export interface ResolvedOrigin extends Required<Omit<OriginConfig, 'pins'>> {
   /** The origin's certificate pins, when it has them (checked by `checkPins`). */
@@ -104,7 +105,8 @@ function resolveOrigins(given: unknown, add: (path: string, message: string) => 
     if (accepts !== 'all' && accepts !== 'reads') fail('accepts', 'expected "all" or "reads"');
     let parsed: URL;
     try {
-      parsed = new URL(url as string);
+      // Scheme and host compared in lower case by failwise itself: React Native's URL keeps them as given.
+      parsed = new URL(typeof url === 'string' ? canonicalOrigin(url) : (url as string));
     } catch {
       return fail('url', 'expected an absolute http(s) URL');
     }
@@ -208,7 +210,7 @@ function checkPins(
 
 function protocolOf(url: unknown): string | undefined {
   try {
-    return new URL(url as string).protocol;
+    return new URL(typeof url === 'string' ? canonicalOrigin(url) : (url as string)).protocol;
   } catch {
     return undefined; // reported with origins[i].url
   }

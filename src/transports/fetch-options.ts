@@ -69,7 +69,8 @@ export const FETCH_OPTION_NAMES = Object.keys(MEMBERS) as (keyof FetchOptions)[]
 
 /**
  * The fetch members `source` sets, skipping those it leaves undefined and those equal to `skip`'s (a `Request`'s
- * defaults, which fetch would use anyway).
+ * defaults, which fetch would use anyway). A member `skip` has a default for and `source` leaves null is skipped
+ * too: whatwg-fetch's `Request` (React Native) has `mode` and `referrer` null, meaning the runtime's default.
  */
 export function pickFetchOptions(
   source: Partial<Record<keyof FetchOptions, unknown>>,
@@ -78,7 +79,8 @@ export function pickFetchOptions(
   const picked: Record<string, unknown> = {};
   for (const name of FETCH_OPTION_NAMES) {
     const value = source[name];
-    if (value !== undefined && value !== skip[name]) picked[name] = value;
+    if (value === undefined || value === skip[name] || (value === null && skip[name] !== undefined)) continue;
+    picked[name] = value;
   }
   return picked;
 }

@@ -36,8 +36,9 @@ export interface FetchTransportOptions {
  * bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
  * code (a response with no body is fetch's own: nothing to read); an event stream, a body of unknown or larger
  * length, or any body with `stream: true` is handed over as it is when the headers arrive (docs/transports.md,
- * "Streaming"). It never rejects: every network
- * failure resolves as `{ kind: 'error', phase, requestSent }`.
+ * "Streaming"), where fetch gives a stream: React Native's gives none, so there every body is read within the
+ * attempt ("Streaming on React Native"). It never rejects for a network failure: each resolves as
+ * `{ kind: 'error', phase, requestSent }`; an error in failwise's own code rejects (the engine's transport crash).
  * Node's fetch (undici) names the cause with a `code`; the mapping is in docs/transports.md. A
  * browser's opaque `TypeError: Failed to fetch` becomes phase `unknown` with `requestSent: 'unknown'`.
  *
@@ -77,34 +78,48 @@ export function fetchTransportWith(
           'fetch: no fetch function in this runtime; pass fetchTransport({ fetch })',
         );
       }
-      let response: Response | undefined;
-      let bytes: ArrayBuffer;
+      // Only the fetch call and the body read are the network's (each in its own try): an error thrown anywhere
+      // else is failwise's own, and rejects, which the engine records as an `unexpected` transport crash.
+      // An undefined body is the same as none (WebIDL).
+      // fetch's own members the request carries (credentials, mode, ...) first: failwise's own win over them.
+      const init: RequestInit = { method, headers, signal, body: body as BodyInit };
+      let response: Response;
       try {
         // Called on globalThis: a browser's fetch throws "Illegal invocation" when called on another object.
-        // An undefined body is the same as none (WebIDL).
-        // fetch's own members the request carries (credentials, mode, ...) first: failwise's own win over them.
-        const init: RequestInit = { method, headers, signal, body: body as BodyInit };
         response = await fetchFn.call(
           globalThis,
           url,
           fetchOptions ? Object.assign({}, fetchOptions, init) : init,
         );
-        if (isRepresentableStatus(response.status)) {
-          // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as
-          // it is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs).
-          if (response.body === null) return { kind: 'response', response };
-          // A stream is handed over once its headers are here: the attempt does not wait for its body.
-          if (streamsBody(method, response.status, response.headers, stream))
-            return { kind: 'response', response: bodySignal ? endedBy(response, bodySignal) : response };
-        }
-        bytes = await response.arrayBuffer();
       } catch (error) {
-        if (signal.aborted) return abortedResult();
-        // The host is parsed from the url only for a message: not on every send.
-        const explainError = options.explainError ?? explainOpaqueFetchError;
-        return explainError(error, hostOf(url), response !== undefined);
+        return explainFailure(options, error, url, signal, false);
       }
       const { status } = response;
+      if (isRepresentableStatus(status)) {
+        // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as
+        // it is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs).
+        if (response.body === null) return { kind: 'response', response };
+        if (!isReadableStream(response.body)) {
+          // No stream (whatwg-fetch on React Native, whose `body` is undefined): nothing can be handed over at
+          // its headers, so the body is read here, within the attempt, whatever `streamsBody` says.
+          let whole: Blob | ArrayBuffer;
+          try {
+            whole = await readWhole(response);
+          } catch (error) {
+            return explainFailure(options, error, url, signal, true);
+          }
+          return { kind: 'response', response: responseOver(method, response, whole) };
+        }
+        // A stream is handed over once its headers are here: the attempt does not wait for its body.
+        if (streamsBody(method, status, response.headers, stream))
+          return { kind: 'response', response: bodySignal ? endedBy(response, bodySignal) : response };
+      }
+      let bytes: ArrayBuffer;
+      try {
+        bytes = await response.arrayBuffer();
+      } catch (error) {
+        return explainFailure(options, error, url, signal, true);
+      }
       return isRepresentableStatus(status)
         ? {
             kind: 'response',
@@ -124,6 +139,44 @@ export function fetchTransportWith(
           );
     },
   };
+}
+
+/** A rejected fetch or body read as a result; whatever it was, once the attempt's signal fired it is that. */
+function explainFailure(
+  options: FetchTransportOptions,
+  error: unknown,
+  url: string,
+  signal: AbortSignal,
+  readingBody: boolean,
+): TransportResult {
+  if (signal.aborted) return abortedResult();
+  // The host is parsed from the url only for a message: not on every send.
+  const explainError = options.explainError ?? explainOpaqueFetchError;
+  return explainError(error, hostOf(url), readingBody);
+}
+
+/** Whether `body` is a WHATWG `ReadableStream` (by shape: the runtime may have none of its own to compare with). */
+function isReadableStream(body: unknown): body is ReadableStream<Uint8Array> {
+  return (
+    typeof body === 'object' && body !== null && typeof (body as ReadableStream).getReader === 'function'
+  );
+}
+
+/**
+ * The whole body of a response whose fetch gives no stream: a `Blob` where the runtime has one, since whatwg-fetch's
+ * `text()` decodes a Blob as UTF-8 but bytes one byte a character, so a response over bytes would garble text.
+ */
+function readWhole(response: Response): Promise<Blob | ArrayBuffer> {
+  return typeof Blob === 'function' && typeof response.blob === 'function'
+    ? response.blob()
+    : response.arrayBuffer();
+}
+
+/** A new response over the body `readWhole` read (none for a 204, a HEAD's or an empty one). */
+function responseOver(method: string, response: Response, whole: Blob | ArrayBuffer): Response {
+  const { status, statusText, headers } = response;
+  if (whole instanceof ArrayBuffer) return bufferedResponse(method, status, statusText, headers, whole);
+  return new Response(whole.size === 0 ? null : whole, { status, statusText, headers });
 }
 
 /**
@@ -154,7 +207,8 @@ export function explainOpaqueFetchError(error: unknown, host: string, readingBod
  * (`AbortSignal.any`) would cost about 9 µs an attempt on Node 20, more than the rest of a request.
  */
 function endedBy(response: Response, signal: AbortSignal): Response {
-  if (response.body === null) return response;
+  // Without TransformStream (a streaming fetch on React Native) the body is handed over as it is.
+  if (response.body === null || typeof TransformStream !== 'function') return response;
   const body = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal });
   return new Response(body, {
     status: response.status,

@@ -26,6 +26,7 @@ import {
   type NetworkCause,
 } from './network-error.js';
 import type { Transport, TransportRequest } from './transport.js';
+import { newAbortError } from '../errors/abort-error.js';
 
 export interface NodeHttpTransportOptions {
   /**
@@ -459,5 +460,5 @@ function streamedResult(
 /** What a body stream ends with when the caller aborts: the signal's reason, as fetch gives it. */
 function abortReason(signal: AbortSignal): Error {
   const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : new DOMException('This operation was aborted', 'AbortError');
+  return reason instanceof Error ? reason : newAbortError();
 }

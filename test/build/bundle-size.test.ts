@@ -166,13 +166,16 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // (runtime/header-fields.ts: which header and why, never undici's message), a request whose signal was already
   // aborted ended before its machine starts, and the durable outcome that waits for the outbox's decision took
   // them to 33.61 and 45.57 KB; an app's connectivity source's unknown hint refused (an ArgumentError up front)
-  // and the attempt's trace context handed to telemetry to 33.73 and 45.68 KB: the guards moved to 33.75 and 45.7 KB.
-  it('does not grow: the minimal app loads at most 33.75 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(33.75 * 1024);
+  // and the attempt's trace context handed to telemetry to 33.73 and 45.68 KB. React Native's fetch (a body read
+  // without a stream, a Request without a body member, FormData refused by name, origins compared in lower case by
+  // failwise itself, AbortError without DOMException, a crashed transport not held against its origin) added
+  // about 0.5 KB to each: the guards moved to 34.3 and 46.2 KB.
+  it('does not grow: the minimal app loads at most 34.3 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(34.3 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 45.7 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(45.7 * 1024);
+  it('does not grow: everything, in all its chunks, within 46.2 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(46.2 * 1024);
   });
 });
 

@@ -286,6 +286,6 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
       console.log(outcomes.every((o) => o.status === 'succeeded'));
     `;
     const result = await runNode(['--input-type=module', '-e', script], 20_000);
-    expect(result).toEqual({ code: 0, stdout: 'true\n', killed: false });
+    expect(result).toEqual({ code: 0, stdout: 'true\n', stderr: '', killed: false });
   }, 30_000);
 });

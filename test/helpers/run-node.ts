@@ -3,6 +3,7 @@ import { spawn } from 'node:child_process';
 export interface NodeRun {
   code: number | null;
   stdout: string;
+  stderr: string;
   /** Whether it was still running after `limitMs` and was killed. */
   killed: boolean;
 }
@@ -14,15 +15,17 @@ export function runNode(args: readonly string[], limitMs: number): Promise<NodeR
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let stdout = '';
+    let stderr = '';
     let killed = false;
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const guard = setTimeout(() => {
       killed = true;
       child.kill('SIGKILL');
     }, limitMs);
     child.on('exit', (code) => {
       clearTimeout(guard);
-      resolve({ code, stdout, killed });
+      resolve({ code, stdout, stderr, killed });
     });
   });
 }
