@@ -35,6 +35,14 @@ export interface Policy {
      * @default 3000
      */
     connectMs: number;
+    /**
+     * How long a body handed over as a stream (an event stream, `stream: true`, a body past the 1 MiB that is
+     * read within the attempt) may go without a chunk while the app reads it; then the stream errors with a
+     * `TimeoutError`, so `text()` or a reader rejects rather than waits for ever. Not bounded by `budgetMs`: the
+     * attempt has ended, and a stream may flow longer than any request.
+     * @default 60000
+     */
+    idleMs: number;
   };
   backoff: {
     /**
