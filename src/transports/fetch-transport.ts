@@ -1,11 +1,8 @@
 import type { Clock } from '../clock/clock.js';
 import type { TransportResult } from '../policy/transport-result.js';
-import {
-  bufferedResponse,
-  isRepresentableStatus,
-  streamsBody,
-  type ResponseFromBytes,
-} from './buffered-response.js';
+import { systemClock } from '../clock/system-clock.js';
+import { bufferedResponse, isRepresentableStatus, type ResponseFromBytes } from './buffered-response.js';
+import { takeFetchBody } from './fetch-body.js';
 import { abortedResult, describeOpaque, errorResult, hostOf } from './network-error.js';
 import type { Transport } from './transport.js';
 
@@ -16,8 +13,10 @@ export interface FetchTransportOptions {
    */
   fetch?: typeof globalThis.fetch;
   /**
-   * Accepted so both built-in transports take the same options; fetchTransport sets no timer of its
-   * own (the engine's attempt timeout aborts `request.signal`), so it does not read the clock today.
+   * Times the idle timeout of a body handed over as a stream (`request.idleMs`). The client's default
+   * transport is given the client's clock; pass yours the same. Nothing else here sets a timer: the
+   * engine's attempt timeout aborts `request.signal`.
+   * @default systemClock
    */
   clock?: Clock;
   /**
@@ -32,12 +31,12 @@ export interface FetchTransportOptions {
  * A transport over WHATWG `fetch`: browsers, React Native, Node >= 20, Deno and Bun.
  *
  * @remarks
- * It reads a short body (up to 1 MiB) within the attempt and resolves with a fresh `Response` over those
- * bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
- * code (a response with no body is fetch's own: nothing to read); an event stream, a body of unknown or larger
- * length, or any body with `stream: true` is handed over as it is when the headers arrive (docs/transports.md,
- * "Streaming"). It never rejects: every network
- * failure resolves as `{ kind: 'error', phase, requestSent }`.
+ * It reads a body of up to 1 MiB, whatever its length header says, within the attempt and resolves with a
+ * fresh `Response` over those bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not
+ * a rejection later in app code (a response with no body is fetch's own: nothing to read). An event stream,
+ * any body with `stream: true`, and a body past 1 MiB are handed over as a stream, which `request.idleMs`
+ * bounds (docs/transports.md, "Streaming"). It never rejects: every network failure resolves as
+ * `{ kind: 'error', phase, requestSent }`.
  * Node's fetch (undici) names the cause with a `code`; the mapping is in docs/transports.md. A
  * browser's opaque `TypeError: Failed to fetch` becomes phase `unknown` with `requestSent: 'unknown'`.
  *
@@ -63,7 +62,7 @@ export function fetchTransportWith(
 ): Transport {
   return {
     name: 'fetch',
-    send: async ({ url, method, headers, body, signal, pins, fetchOptions, stream, bodySignal }) => {
+    send: async ({ url, method, headers, body, signal, pins, fetchOptions, stream, bodySignal, idleMs }) => {
       if (signal.aborted) return abortedResult();
       if (pins !== undefined && pins.length > 0) {
         // Sending would skip the pins the caller asked for.
@@ -78,7 +77,7 @@ export function fetchTransportWith(
         );
       }
       let response: Response | undefined;
-      let bytes: ArrayBuffer;
+      let bytes: ArrayBuffer | Uint8Array<ArrayBuffer>;
       try {
         // Called on globalThis: a browser's fetch throws "Illegal invocation" when called on another object.
         // An undefined body is the same as none (WebIDL).
@@ -93,11 +92,18 @@ export function fetchTransportWith(
           // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as
           // it is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs).
           if (response.body === null) return { kind: 'response', response };
-          // A stream is handed over once its headers are here: the attempt does not wait for its body.
-          if (streamsBody(method, response.status, response.headers, stream))
-            return { kind: 'response', response: bodySignal ? endedBy(response, bodySignal) : response };
+          const taken = await takeFetchBody(response, method, stream, {
+            idleMs,
+            clock: options.clock ?? systemClock,
+            signal: bodySignal,
+            host: () => hostOf(url),
+          });
+          // A stream is handed over once its headers are here, or once the body went past the cap.
+          if (taken instanceof Response) return { kind: 'response', response: taken };
+          bytes = taken;
+        } else {
+          bytes = await response.arrayBuffer();
         }
-        bytes = await response.arrayBuffer();
       } catch (error) {
         if (signal.aborted) return abortedResult();
         // The host is parsed from the url only for a message: not on every send.
@@ -146,19 +152,4 @@ export function explainOpaqueFetchError(error: unknown, host: string, readingBod
         `${describeOpaque(error)}: connection to ${host} lost while reading the response body`,
       )
     : errorResult('unknown', 'unknown', `fetch to ${host} failed: ${describeOpaque(error)}`);
-}
-
-/**
- * A streamed response whose body the caller's own signal still ends, as fetch's would: its body piped through
- * that signal. Only a response handed over as a stream pays for it; linking the caller's signal to every attempt's
- * (`AbortSignal.any`) would cost about 9 µs an attempt on Node 20, more than the rest of a request.
- */
-function endedBy(response: Response, signal: AbortSignal): Response {
-  if (response.body === null) return response;
-  const body = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal });
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
 }

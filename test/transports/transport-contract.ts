@@ -9,9 +9,11 @@
  * - never rejects for a network failure, and reports each one with the phase and `requestSent` the
  *   engine relies on: `no` only when the request certainly did not leave (refused, reset on accept,
  *   the TLS handshake failed), `unknown` once it may have (the server closed or reset after reading
- *   it, even after applying the write), `yes` when the response body was cut mid-way;
+ *   it, even after applying the write), `yes` when the response body was cut mid-way, whether it had
+ *   a `Content-Length` or not (a body that is not handed over as a stream is read within the attempt);
  * - resolves once `request.signal` fires, at any stage (already fired: without connecting; during the
- *   TLS handshake; waiting for the response: within 500 ms, closing that socket; reading the body);
+ *   TLS handshake; waiting for the response: within 500 ms, closing that socket; reading the body,
+ *   of known length or chunked);
  * - never puts the query string or a header value in a message (CONTRACT rule 9);
  * - leaves no timer on the clock it was given once `send` resolves (each case builds its transport
  *   with `make({ clock })` on a counting clock; a transport that takes no clock ignores it), and no
@@ -393,6 +395,17 @@ export function describeTransportContract(
         if (exactResults) expect(error.message).toContain('while reading the response body');
         await server.waitForNoSockets();
       });
+
+      it('reports connection-lost with requestSent yes when a body of unknown length (chunked) is cut mid-way', async () => {
+        const server = await serve(({ req, res }) => {
+          res.writeHead(200, { 'content-type': 'application/json' }); // no Content-Length: chunked
+          res.write('{"items":[1,2,', () => req.socket.destroy());
+        });
+        const result = await send(attempt(`${server.url}/x`));
+        const error = expectFailure(result, 'bodyCut', 'connection-lost', 'yes');
+        if (exactResults) expect(error.message).toContain('while reading the response body');
+        await server.waitForNoSockets();
+      });
     });
 
     describe('aborts', () => {
@@ -433,6 +446,19 @@ export function describeTransportContract(
         const controller = new AbortController();
         const server = await serve(({ res }) => {
           res.writeHead(200, { 'content-length': '100' });
+          res.write('part', () => controller.abort());
+        });
+        expectAborted(await send(attempt(server.url, { signal: controller.signal })));
+        if (ownsConnections) {
+          await server.waitForNoSockets();
+          expect(server.sockets).toHaveLength(1);
+        }
+      });
+
+      it('resolves an abort while a body of unknown length (chunked) is read', async () => {
+        const controller = new AbortController();
+        const server = await serve(({ res }) => {
+          res.writeHead(200, { 'content-type': 'text/plain' }); // no Content-Length: chunked
           res.write('part', () => controller.abort());
         });
         expectAborted(await send(attempt(server.url, { signal: controller.signal })));
