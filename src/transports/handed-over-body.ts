@@ -10,6 +10,7 @@
  * transport never calls this.
  */
 import type { Clock } from '../clock/clock.js';
+import { FailwiseError } from '../errors/failwise-error.js';
 
 export interface HandOverOptions {
   /** The longest wait for the next chunk while the app reads (`policy.timeouts.idleMs`); no limit when undefined. */
@@ -109,9 +110,9 @@ function idleTimeoutError(host: string, idleMs: number): Error {
   );
 }
 
-/** A `DOMException` of that name, or an `Error` so named where the host has none. */
+/** A `DOMException` of that name, as fetch's own errors are; where the host has none, a `FailwiseError` so named. */
 function namedError(message: string, name: string): Error {
   return typeof DOMException === 'function'
     ? new DOMException(message, name)
-    : Object.assign(new Error(message), { name });
+    : Object.assign(new FailwiseError(message), { name });
 }

@@ -1,7 +1,8 @@
 // A body handed over as a stream, alone on a simulated clock: what was read first, the idle timeout only while the
 // app waits on the source, the caller's signal, and no timer left behind. The transports over real sockets are in
 // streaming.test.ts.
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { FailwiseError } from '../../src/errors/failwise-error.js';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
 import { handedOverBody } from '../../src/transports/handed-over-body.js';
 import { readUpToCap } from '../../src/transports/read-up-to-cap.js';
@@ -77,6 +78,31 @@ describe('handedOverBody', () => {
     });
     expect(feed.state.cancelled).toBe(error);
     expect(clock.pending()).toBe(0);
+  });
+
+  describe('where the host has no DOMException (React Native)', () => {
+    afterEach(() => void vi.unstubAllGlobals());
+
+    it('errors with a FailwiseError named TimeoutError', async () => {
+      vi.stubGlobal('DOMException', undefined);
+      const clock = simulatedClock();
+      const feed = source();
+      const body = handedOverBody(feed.reader, [], {
+        idleMs: 10,
+        clock,
+        signal: undefined,
+        host: () => 'h:1',
+      });
+      const reading = new Response(body).text();
+      reading.catch(() => undefined);
+      await clock.increment(10);
+      const error: unknown = await reading.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(error).toBeInstanceOf(FailwiseError);
+      expect(error).toMatchObject({ name: 'TimeoutError' });
+    });
   });
 
   it('arms no timer while the app has not asked for a chunk', async () => {
