@@ -99,8 +99,8 @@ export function fetchTransportWith(
             host: () => hostOf(url),
           });
           // A stream is handed over once its headers are here, or once the body went past the cap.
-          if (taken instanceof Response) return { kind: 'response', response: taken };
-          bytes = taken;
+          if (taken.response !== undefined) return { kind: 'response', response: taken.response };
+          bytes = taken.bytes;
         } else {
           bytes = await response.arrayBuffer();
         }
