@@ -330,14 +330,15 @@ function sendWithNodeHttp(
       const status = incoming.statusCode ?? 0;
       const headers = headersOf(incoming);
       const representable = isRepresentableStatus(status);
-      const handOver: HandOverOptions = {
+      // Made only for a body handed over: a body read within the attempt needs none of it.
+      const handOver = (): HandOverOptions => ({
         idleMs: request.idleMs,
         clock,
         signal: request.bodySignal,
         host: () => host,
-      };
+      });
       if (representable && bodyPlan(request.method, status, headers, request.stream) === 'stream') {
-        settle(streamedResult(incoming, status, headers, [], handOver));
+        settle(streamedResult(incoming, status, headers, [], handOver()));
         return;
       }
       const chunks: Buffer[] = [];
@@ -349,7 +350,7 @@ function sendWithNodeHttp(
         // Past the cap (its length was unknown): what was read goes first, the rest flows as the app reads it.
         incoming.pause();
         incoming.removeListener('data', onData);
-        settle(streamedResult(incoming, status, headers, chunks, handOver));
+        settle(streamedResult(incoming, status, headers, chunks, handOver()));
       };
       incoming.on('data', onData);
       incoming.on('error', () => undefined);
