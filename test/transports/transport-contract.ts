@@ -257,6 +257,25 @@ export function describeTransportContract(
         expect(await response.text()).toBe('{"error":"busy"}');
       });
 
+      it('reads a body of unknown length whole within the attempt: chunked, or ended by the connection closing', async () => {
+        const chunked = await serve(({ res }) => {
+          res.writeHead(200, { 'content-type': 'text/plain' }); // no Content-Length: chunked
+          res.write('first part, ');
+          res.end('then the rest');
+        });
+        const response = expectResponse(await send(attempt(chunked.url)));
+        expect(await response.text()).toBe('first part, then the rest');
+        const closing = await serveRaw((socket) =>
+          socket.once('data', () =>
+            socket.end(
+              'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nuntil the close',
+            ),
+          ),
+        );
+        const ended = expectResponse(await send(attempt(`http://127.0.0.1:${closing.port}/x`)));
+        expect(await ended.text()).toBe('until the close');
+      });
+
       it('gives a 204 and a HEAD response a null body', async () => {
         const server = await serve(({ req, res }) => {
           res.writeHead(req.method === 'HEAD' ? 200 : 204, { 'x-seen': req.method ?? '' });
