@@ -13,7 +13,7 @@ const deepFreeze = <T>(value: T): T => {
 export const defaultPolicy: Readonly<Policy> = deepFreeze<Policy>({
   attempts: { max: 3 },
   budgetMs: 10_000,
-  timeouts: { attemptMs: 5_000, connectMs: 3_000 },
+  timeouts: { attemptMs: 5_000, connectMs: 3_000, idleMs: 60_000 },
   backoff: { initialMs: 200, maxMs: 5_000, multiplier: 2, jitter: 'full' },
   retryableStatuses: [408, 429, 502, 503, 504],
   retryAfter: { maxMs: 60_000 },

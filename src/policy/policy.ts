@@ -35,6 +35,15 @@ export interface Policy {
      * @default 3000
      */
     connectMs: number;
+    /**
+     * How long a body handed over as a stream (an event stream, `stream: true`, a body longer than the 1 MiB
+     * read within the attempt) may go without a chunk while the app waits on a read; then the body errors with
+     * a `TimeoutError`, so `text()` or a reader rejects rather than waits for ever. Not bounded by `budgetMs`:
+     * the attempt has ended, and a stream may flow longer than any request. 60 s is what nginx
+     * (`proxy_read_timeout`) and AWS load balancers allow an idle connection by default.
+     * @default 60000
+     */
+    idleMs: number;
   };
   backoff: {
     /**

@@ -122,7 +122,7 @@ const group = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObj
 export const policyInputSchema = group({
   attempts: z.optional(group({ max: z.optional(integer(gte(1), 100)) })),
   budgetMs: positiveMs,
-  timeouts: z.optional(group({ attemptMs: positiveMs, connectMs: positiveMs })),
+  timeouts: z.optional(group({ attemptMs: positiveMs, connectMs: positiveMs, idleMs: positiveMs })),
   backoff: z.optional(
     group({
       initialMs: waitMs,

@@ -432,6 +432,7 @@ function createClient(
         pins: origin.pins,
         fetchOptions: prepared.fetchOptions,
         stream: prepared.stream,
+        idleMs: policy.timeouts.idleMs,
         // The caller's signal ends a body handed over as a stream after the attempt ended (docs/transports.md).
         bodySignal: prepared.signal,
       })

@@ -1,35 +1,49 @@
 /**
  * @internal
- * Builds the WHATWG `Response` a transport hands back once it has read the whole body within the
- * attempt, so reading it later in app code cannot fail; and decides which bodies are not read so, but handed
- * over as a stream when the headers arrive.
+ * Builds the WHATWG `Response` a transport hands back once it has read the whole body within the attempt, so
+ * reading it later in app code cannot fail; and decides how each body is taken (`bodyPlan`).
  */
 
 /**
  * The largest body a transport reads within the attempt (1 MiB). A body read there is safe to read later, and a
  * connection lost in the middle of it is a failed attempt that may be retried; but the whole of it is held in
- * memory, and a stream that never ends (server-sent events) would never end the attempt.
+ * memory at once, so a longer one is handed over as a stream.
  */
 export const BUFFER_LIMIT_BYTES = 1024 * 1024;
 
+/** How a transport takes a response's body (docs/transports.md, "Streaming"). */
+export type BodyPlan =
+  /** There is none: a bodiless status, or the answer to a HEAD. */
+  | 'none'
+  /** Handed over as a stream when the headers arrive; the attempt does not wait for it. */
+  | 'stream'
+  /** Read whole within the attempt: its `Content-Length` is at most `BUFFER_LIMIT_BYTES`. */
+  | 'read'
+  /**
+   * Read within the attempt up to `BUFFER_LIMIT_BYTES`, its length unknown (chunked, no or a bad
+   * `Content-Length`): whole if it ends by then, else handed over as a stream of what was read and the rest.
+   */
+  | 'read-up-to-cap';
+
 /**
- * Whether a response's body is handed over as a stream when its headers arrive rather than read within the
- * attempt: when the request asks for it (`stream: true`), for `text/event-stream`, and for a body of unknown
- * length (no `Content-Length`) or one longer than `BUFFER_LIMIT_BYTES`. A response with no body never streams.
+ * How a response's body is taken. It is handed over when the headers arrive only when the request asks for it
+ * (`stream: true`), for `text/event-stream` (a stream that never ends would never end the attempt), or for a
+ * `Content-Length` over `BUFFER_LIMIT_BYTES`; every other body is read within the attempt, so a cut one is a
+ * failed attempt rather than an error in app code after `succeeded`.
  */
-export function streamsBody(
+export function bodyPlan(
   method: string,
   status: number,
   headers: { get(name: string): string | null },
   wanted: boolean | undefined,
-): boolean {
-  if (hasNoBody(method, status)) return false;
-  if (wanted === true) return true;
-  if (/^\s*text\/event-stream/i.test(headers.get('content-type') ?? '')) return true;
+): BodyPlan {
+  if (hasNoBody(method, status)) return 'none';
+  if (wanted === true) return 'stream';
+  if (/^\s*text\/event-stream/i.test(headers.get('content-type') ?? '')) return 'stream';
   const length = headers.get('content-length');
-  if (length === null) return true;
-  const bytes = Number(length);
-  return !(Number.isFinite(bytes) && bytes <= BUFFER_LIMIT_BYTES);
+  const bytes = length === null || length.trim() === '' ? Number.NaN : Number(length);
+  if (!Number.isFinite(bytes) || bytes < 0) return 'read-up-to-cap';
+  return bytes <= BUFFER_LIMIT_BYTES ? 'read' : 'stream';
 }
 
 /** Whether `new Response(...)` accepts this status (it only takes 200 to 599). */

@@ -1,11 +1,13 @@
 import type { Clock } from '../clock/clock.js';
 import type { TransportResult } from '../policy/transport-result.js';
+import { systemClock } from '../clock/system-clock.js';
 import {
+  bodyPlan,
   bufferedResponse,
   isRepresentableStatus,
-  streamsBody,
   type ResponseFromBytes,
 } from './buffered-response.js';
+import { takeFetchBody, type TakenBody } from './fetch-body.js';
 import { abortedResult, describeOpaque, errorResult, hostOf } from './network-error.js';
 import type { Transport } from './transport.js';
 
@@ -16,8 +18,10 @@ export interface FetchTransportOptions {
    */
   fetch?: typeof globalThis.fetch;
   /**
-   * Accepted so both built-in transports take the same options; fetchTransport sets no timer of its
-   * own (the engine's attempt timeout aborts `request.signal`), so it does not read the clock today.
+   * Times the idle timeout of a body handed over as a stream (`request.idleMs`). The client's default
+   * transport is given the client's clock; pass yours the same. Nothing else here sets a timer: the
+   * engine's attempt timeout aborts `request.signal`.
+   * @default systemClock
    */
   clock?: Clock;
   /**
@@ -32,13 +36,14 @@ export interface FetchTransportOptions {
  * A transport over WHATWG `fetch`: browsers, React Native, Node >= 20, Deno and Bun.
  *
  * @remarks
- * It reads a short body (up to 1 MiB) within the attempt and resolves with a fresh `Response` over those
- * bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not a rejection later in app
- * code (a response with no body is fetch's own: nothing to read); an event stream, a body of unknown or larger
- * length, or any body with `stream: true` is handed over as it is when the headers arrive (docs/transports.md,
- * "Streaming"), where fetch gives a stream: React Native's gives none, so there every body is read within the
- * attempt ("Streaming on React Native"). It never rejects for a network failure: each resolves as
+ * It reads a body of up to 1 MiB, whatever its length header says, within the attempt and resolves with a
+ * fresh `Response` over those bytes, so a body cut mid-way is a `connection-lost` failure of this attempt, not
+ * a rejection later in app code (a response with no body is fetch's own: nothing to read). An event stream,
+ * any body with `stream: true`, and a body past 1 MiB are handed over as a stream, which `request.idleMs`
+ * bounds (docs/transports.md, "Streaming"). It never rejects for a network failure: each resolves as
  * `{ kind: 'error', phase, requestSent }`; an error in failwise's own code rejects (the engine's transport crash).
+ * React Native's fetch gives no stream, so there every body is read within the attempt (docs/transports.md,
+ * "Streaming on React Native").
  * Node's fetch (undici) names the cause with a `code`; the mapping is in docs/transports.md. A
  * browser's opaque `TypeError: Failed to fetch` becomes phase `unknown` with `requestSent: 'unknown'`.
  *
@@ -64,7 +69,7 @@ export function fetchTransportWith(
 ): Transport {
   return {
     name: 'fetch',
-    send: async ({ url, method, headers, body, signal, pins, fetchOptions, stream, bodySignal }) => {
+    send: async ({ url, method, headers, body, signal, pins, fetchOptions, stream, bodySignal, idleMs }) => {
       if (signal.aborted) return abortedResult();
       if (pins !== undefined && pins.length > 0) {
         // Sending would skip the pins the caller asked for.
@@ -95,13 +100,19 @@ export function fetchTransportWith(
         return explainFailure(options, error, url, signal, false);
       }
       const { status } = response;
+      let bytes: ArrayBuffer | Uint8Array<ArrayBuffer>;
       if (isRepresentableStatus(status)) {
         // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as
         // it is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs).
         if (response.body === null) return { kind: 'response', response };
-        if (!isReadableStream(response.body)) {
-          // No stream (whatwg-fetch on React Native, whose `body` is undefined): nothing can be handed over at
-          // its headers, so the body is read here, within the attempt, whatever `streamsBody` says.
+        // failwise's own reading of the headers: outside the network's try, so a fault there is not the origin's.
+        const plan = bodyPlan(method, status, response.headers, stream);
+        const streamed: unknown = response.body;
+        if (!isReadableStream(streamed)) {
+          // No stream (whatwg-fetch on React Native, whose `body` is undefined): fetch resolved once it held the
+          // whole body, so nothing is left to cut or wait for: a stream is fetch's own response, any other body is
+          // read here, within the attempt.
+          if (plan === 'stream') return { kind: 'response', response };
           let whole: Blob | ArrayBuffer;
           try {
             whole = await readWhole(response);
@@ -110,15 +121,26 @@ export function fetchTransportWith(
           }
           return { kind: 'response', response: responseOver(method, response, whole) };
         }
-        // A stream is handed over once its headers are here: the attempt does not wait for its body.
-        if (streamsBody(method, status, response.headers, stream))
-          return { kind: 'response', response: bodySignal ? endedBy(response, bodySignal) : response };
-      }
-      let bytes: ArrayBuffer;
-      try {
-        bytes = await response.arrayBuffer();
-      } catch (error) {
-        return explainFailure(options, error, url, signal, true);
+        let taken: TakenBody;
+        try {
+          taken = await takeFetchBody(response, streamed, plan, {
+            idleMs,
+            clock: options.clock ?? systemClock,
+            signal: bodySignal,
+            host: () => hostOf(url),
+          });
+        } catch (error) {
+          return explainFailure(options, error, url, signal, true);
+        }
+        // A stream is handed over once its headers are here, or once the body went past the cap.
+        if (taken.response !== undefined) return { kind: 'response', response: taken.response };
+        bytes = taken.bytes;
+      } else {
+        try {
+          bytes = await response.arrayBuffer();
+        } catch (error) {
+          return explainFailure(options, error, url, signal, true);
+        }
       }
       return isRepresentableStatus(status)
         ? {
@@ -199,20 +221,4 @@ export function explainOpaqueFetchError(error: unknown, host: string, readingBod
         `${describeOpaque(error)}: connection to ${host} lost while reading the response body`,
       )
     : errorResult('unknown', 'unknown', `fetch to ${host} failed: ${describeOpaque(error)}`);
-}
-
-/**
- * A streamed response whose body the caller's own signal still ends, as fetch's would: its body piped through
- * that signal. Only a response handed over as a stream pays for it; linking the caller's signal to every attempt's
- * (`AbortSignal.any`) would cost about 9 µs an attempt on Node 20, more than the rest of a request.
- */
-function endedBy(response: Response, signal: AbortSignal): Response {
-  // Without TransformStream (a streaming fetch on React Native) the body is handed over as it is.
-  if (response.body === null || typeof TransformStream !== 'function') return response;
-  const body = response.body.pipeThrough(new TransformStream<Uint8Array, Uint8Array>(), { signal });
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  });
 }

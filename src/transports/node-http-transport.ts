@@ -14,9 +14,15 @@ import {
   pinSetKey,
   type PinCheck,
 } from './certificate-pins.js';
-import { bufferedResponse, isRepresentableStatus, streamsBody } from './buffered-response.js';
+import {
+  BUFFER_LIMIT_BYTES,
+  bodyPlan,
+  bufferedResponse,
+  isRepresentableStatus,
+} from './buffered-response.js';
 import { responseFromBytes } from './bytes-response.js';
 import { dropPooledSockets } from './drop-pooled-sockets.js';
+import { handedOverBody, type HandOverOptions } from './handed-over-body.js';
 import {
   abortedResult,
   errorResult,
@@ -26,7 +32,6 @@ import {
   type NetworkCause,
 } from './network-error.js';
 import type { Transport, TransportRequest } from './transport.js';
-import { newAbortError } from '../errors/abort-error.js';
 
 export interface NodeHttpTransportOptions {
   /**
@@ -35,7 +40,8 @@ export interface NodeHttpTransportOptions {
    */
   lookup?: LookupFunction;
   /**
-   * Times the connect timeout (`request.connectTimeoutMs`).
+   * Times the connect timeout (`request.connectTimeoutMs`) and the idle timeout of a body handed over as a
+   * stream (`request.idleMs`). Pass the client's clock.
    * @default systemClock
    */
   clock?: Clock;
@@ -72,7 +78,9 @@ type Stage = 'connecting' | 'handshaking' | 'sending' | 'sent' | 'receiving';
  * phase: `dns` (lookup failed), `connect`, `connect-timeout` (no connection, and for https no finished
  * TLS handshake, within `request.connectTimeoutMs`), `tls`, then `connection-lost` once bytes of the
  * request may have gone out (`requestSent: 'unknown'`, or `'yes'` when the response headers had
- * arrived). The body is read whole within the attempt. Node only: import it from `failwise/node`.
+ * arrived). A body is read whole within the attempt up to 1 MiB, whatever its length header says, so a cut
+ * one fails the attempt; an event stream, `stream: true` and a body past 1 MiB are handed over as a stream,
+ * which `request.idleMs` bounds (docs/transports.md, "Streaming"). Node only: import it from `failwise/node`.
  *
  * When `send` resolves, its connect timer is cleared and a failed attempt's socket is destroyed; a
  * successful one goes back to the keep-alive pool, which `close()` empties. `reset()` (called by the client on
@@ -321,15 +329,33 @@ function sendWithNodeHttp(
       detachSocket();
       const status = incoming.statusCode ?? 0;
       const headers = headersOf(incoming);
-      if (isRepresentableStatus(status) && streamsBody(request.method, status, headers, request.stream)) {
-        settle(streamedResult(incoming, status, headers, request.bodySignal));
+      const representable = isRepresentableStatus(status);
+      // Made only for a body handed over: a body read within the attempt needs none of it.
+      const handOver = (): HandOverOptions => ({
+        idleMs: request.idleMs,
+        clock,
+        signal: request.bodySignal,
+        host: () => host,
+      });
+      if (representable && bodyPlan(request.method, status, headers, request.stream) === 'stream') {
+        settle(streamedResult(incoming, status, headers, [], handOver()));
         return;
       }
       const chunks: Buffer[] = [];
-      incoming.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let length = 0;
+      const onData = (chunk: Buffer): void => {
+        chunks.push(chunk);
+        length += chunk.length;
+        if (length <= BUFFER_LIMIT_BYTES || !representable) return;
+        // Past the cap (its length was unknown): what was read goes first, the rest flows as the app reads it.
+        incoming.pause();
+        incoming.removeListener('data', onData);
+        settle(streamedResult(incoming, status, headers, chunks, handOver()));
+      };
+      incoming.on('data', onData);
       incoming.on('error', () => undefined);
       incoming.on('end', () => {
-        if (!incoming.complete) return;
+        if (settled || !incoming.complete) return;
         settle(responseResult(request.method, incoming, Buffer.concat(chunks), host));
       });
       incoming.on('close', () => {
@@ -436,29 +462,24 @@ function headersOf(incoming: http.IncomingMessage): Headers {
 }
 
 /**
- * A response whose body is handed over as a stream (`streamsBody`): the attempt ends with its headers; the body
- * flows to the app as it reads it, and the caller's own signal (`bodySignal`) still ends it.
+ * A response whose body is handed over as a stream (`bodyPlan`): the attempt ends with its headers, or once `read`
+ * (the bytes read so far) went past the cap; the rest flows to the app as it reads it, bounded by `idleMs` and the
+ * caller's own signal (src/transports/handed-over-body.ts).
  */
 function streamedResult(
   incoming: http.IncomingMessage,
   status: number,
   headers: Headers,
-  bodySignal: AbortSignal | undefined,
+  read: Uint8Array[],
+  handOver: HandOverOptions,
 ): TransportResult {
-  if (bodySignal !== undefined) {
-    const stop = (): void => void incoming.destroy(abortReason(bodySignal));
-    bodySignal.addEventListener('abort', stop, { once: true });
-    incoming.once('close', () => bodySignal.removeEventListener('abort', stop));
-  }
-  const body = Readable.toWeb(incoming) as ReadableStream<Uint8Array>;
+  const rest = (Readable.toWeb(incoming) as ReadableStream<Uint8Array>).getReader();
   return {
     kind: 'response',
-    response: new Response(body, { status, statusText: incoming.statusMessage ?? '', headers }),
+    response: new Response(handedOverBody(rest, read, handOver), {
+      status,
+      statusText: incoming.statusMessage ?? '',
+      headers,
+    }),
   };
-}
-
-/** What a body stream ends with when the caller aborts: the signal's reason, as fetch gives it. */
-function abortReason(signal: AbortSignal): Error {
-  const reason: unknown = signal.reason;
-  return reason instanceof Error ? reason : newAbortError();
 }

@@ -35,10 +35,15 @@ export interface TransportRequest {
    */
   fetchOptions?: FetchOptions | undefined;
   /**
-   * Hand the response over when its headers arrive whatever its length (`streamsBody` in
-   * buffered-response.ts says when a body streams anyway: server-sent events, unknown or large lengths).
+   * Hand the response over when its headers arrive whatever its length (`bodyPlan` in buffered-response.ts
+   * says when a body streams anyway: server-sent events, a body past 1 MiB).
    */
   stream?: boolean | undefined;
+  /**
+   * The longest wait for the next chunk of a body handed over as a stream, while the app reads it
+   * (`policy.timeouts.idleMs`); then the body errors with a `TimeoutError`. No limit when left out.
+   */
+  idleMs?: number | undefined;
   /**
    * The caller's own signal: it also ends a body handed over as a stream, after the attempt ended (`signal`, the
    * attempt's, is not aborted once the attempt succeeded).

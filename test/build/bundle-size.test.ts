@@ -94,8 +94,9 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
       expect(Math.abs(dependenciesGzipBytes - byPackage['zod']!)).toBeLessThanOrEqual(
         0.1 * dependenciesGzipBytes,
       );
-      // Bundled alone, own code compresses worse (no shared dictionary); a sanity bound, not a budget.
-      expect(ownAloneGzipBytes).toBeGreaterThanOrEqual(ownGzipBytes);
+      // Bundled alone, own code compresses no better (no shared dictionary); a sanity bound, not a budget, with
+      // 1% for gzip's block boundaries, which fall differently in the two bundles (seen: 4 bytes in 41 KB).
+      expect(ownAloneGzipBytes).toBeGreaterThanOrEqual(0.99 * ownGzipBytes);
       // Every chunk is there and compressed.
       for (const chunk of measurement.chunks) {
         expect(chunk.gzipBytes, chunk.file).toBeGreaterThan(0);
@@ -169,13 +170,15 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // and the attempt's trace context handed to telemetry to 33.73 and 45.68 KB. React Native's fetch (a body read
   // without a stream, a Request without a body member, FormData refused by name, origins compared in lower case by
   // failwise itself, AbortError without DOMException, a crashed transport not held against its origin) added
-  // about 0.5 KB to each: the guards moved to 34.3 and 46.2 KB.
-  it('does not grow: the minimal app loads at most 34.3 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(34.3 * 1024);
+  // about 0.5 KB to each; reading a body of unknown length within the attempt up to 1 MiB and handing longer ones
+  // and streams over with an idle timeout (fetch-body.ts, read-up-to-cap.ts, handed-over-body.ts, up front: every
+  // app's fetch needs them) about 0.65 KB more: the guards moved to 35.0 and 46.9 KB.
+  it('does not grow: the minimal app loads at most 35.0 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(35.0 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 46.2 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(46.2 * 1024);
+  it('does not grow: everything, in all its chunks, within 46.9 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(46.9 * 1024);
   });
 });
 

@@ -37,7 +37,7 @@ describe('definePolicy', () => {
   it('merges nested options field by field over the defaults', () => {
     const policy = definePolicy({ backoff: { maxMs: 2000 }, timeouts: { connectMs: 1000 } });
     expect(policy.backoff).toEqual({ ...defaultPolicy.backoff, maxMs: 2000 });
-    expect(policy.timeouts).toEqual({ attemptMs: 5000, connectMs: 1000 });
+    expect(policy.timeouts).toEqual({ attemptMs: 5000, connectMs: 1000, idleMs: 60_000 });
     expect(policy.attempts).toEqual(defaultPolicy.attempts);
   });
 
@@ -132,6 +132,16 @@ describe('definePolicy', () => {
         'timeouts.connectMs',
         { timeouts: { connectMs: 1.5 } },
         'policy.timeouts.connectMs: expected an integer, got 1.5',
+      ],
+      [
+        'timeouts.idleMs',
+        { timeouts: { idleMs: 0 } },
+        'policy.timeouts.idleMs: expected a number > 0, got 0',
+      ],
+      [
+        'timeouts.idleMs',
+        { timeouts: { idleMs: '30s' } },
+        'policy.timeouts.idleMs: expected a number, got "30s"',
       ],
       ['timeouts', { timeouts: [] }, 'policy.timeouts: expected an object, got an array'],
       [
@@ -365,7 +375,7 @@ describe('definePolicy', () => {
 
     it('accepts equal values', () => {
       const policy = definePolicy({ budgetMs: 1000, timeouts: { attemptMs: 1000, connectMs: 1000 } });
-      expect(policy.timeouts).toEqual({ attemptMs: 1000, connectMs: 1000 });
+      expect(policy.timeouts).toEqual({ attemptMs: 1000, connectMs: 1000, idleMs: 60_000 });
     });
   });
 

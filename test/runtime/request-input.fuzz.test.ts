@@ -435,6 +435,7 @@ describe('policy durations past the longest timer', () => {
     'budgetMs',
     'timeouts.attemptMs',
     'timeouts.connectMs',
+    'timeouts.idleMs',
     'backoff.initialMs',
     'backoff.maxMs',
     'retryAfter.maxMs',

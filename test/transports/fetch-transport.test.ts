@@ -78,6 +78,38 @@ describe('fetchTransport', { timeout: 5_000 }, () => {
     });
   });
 
+  describe('a fetch whose Response has no body stream (React Native: whatwg-fetch over XMLHttpRequest)', () => {
+    /** What whatwg-fetch resolves with: the whole body already read, `body` undefined, reads from it. */
+    const whatwgResponse = (contentType: string, text: string) =>
+      ({
+        status: 200,
+        statusText: 'OK',
+        headers: new Headers({ 'content-type': contentType }), // no Content-Length
+        body: undefined,
+        text: () => Promise.resolve(text),
+        arrayBuffer: () => Promise.resolve(new TextEncoder().encode(text).buffer),
+      }) as unknown as Response;
+
+    it('takes a body of unknown length with arrayBuffer() and hands back a Response over its bytes', async () => {
+      const made = universalFetchTransport({
+        fetch: () => Promise.resolve(whatwgResponse('application/json', '{"items":[1,2,3]}')),
+      });
+      const response = expectResponse(
+        await made.send(attempt('https://api.example.test/items', { idleMs: 10 })),
+      );
+      expect(await response.json()).toEqual({ items: [1, 2, 3] });
+    });
+
+    it('hands over an event stream as fetch gave it: there is nothing left to wait for', async () => {
+      const given = whatwgResponse('text/event-stream', 'data: one\n\n');
+      const made = universalFetchTransport({ fetch: () => Promise.resolve(given) });
+      const response = expectResponse(
+        await made.send(attempt('https://api.example.test/events', { idleMs: 10 })),
+      );
+      expect(response).toBe(given);
+    });
+  });
+
   it('is named fetch', () => {
     expect(fetchTransport().name).toBe('fetch');
   });

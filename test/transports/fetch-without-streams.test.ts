@@ -67,13 +67,21 @@ describe('fetchTransport where fetch gives no stream', () => {
 });
 
 describe('fetchTransport where the runtime has no TransformStream', () => {
-  it("hands a streamed body over as fetch gave it, the caller's signal given", async () => {
+  it("hands a streamed body over, bounded by the caller's signal, without one", async () => {
     vi.stubGlobal('TransformStream', undefined);
+    const caller = new AbortController();
     const streamed = new Response('streamed', { status: 200 });
     const result = await fetchTransport({ fetch: () => Promise.resolve(streamed) }).send(
-      request({ bodySignal: new AbortController().signal }),
+      request({ stream: true, bodySignal: caller.signal }),
     );
-    expect(result).toEqual({ kind: 'response', response: streamed });
-    expect(await streamed.text()).toBe('streamed');
+    const response = (result as { response: Response }).response;
+    expect(await response.text()).toBe('streamed');
+    const cut = (
+      (await fetchTransport({
+        fetch: () => Promise.resolve(new Response(new ReadableStream({ pull: () => new Promise(() => {}) }))),
+      }).send(request({ stream: true, bodySignal: caller.signal }))) as { response: Response }
+    ).response.text();
+    caller.abort(new Error('left the screen'));
+    await expect(cut).rejects.toThrow('left the screen');
   });
 });

@@ -9,9 +9,11 @@
  * - never rejects for a network failure, and reports each one with the phase and `requestSent` the
  *   engine relies on: `no` only when the request certainly did not leave (refused, reset on accept,
  *   the TLS handshake failed), `unknown` once it may have (the server closed or reset after reading
- *   it, even after applying the write), `yes` when the response body was cut mid-way;
+ *   it, even after applying the write), `yes` when the response body was cut mid-way, whether it had
+ *   a `Content-Length` or not (a body that is not handed over as a stream is read within the attempt);
  * - resolves once `request.signal` fires, at any stage (already fired: without connecting; during the
- *   TLS handshake; waiting for the response: within 500 ms, closing that socket; reading the body);
+ *   TLS handshake; waiting for the response: within 500 ms, closing that socket; reading the body,
+ *   of known length or chunked);
  * - never puts the query string or a header value in a message (CONTRACT rule 9);
  * - leaves no timer on the clock it was given once `send` resolves (each case builds its transport
  *   with `make({ clock })` on a counting clock; a transport that takes no clock ignores it), and no
@@ -255,6 +257,25 @@ export function describeTransportContract(
         expect(await response.text()).toBe('{"error":"busy"}');
       });
 
+      it('reads a body of unknown length whole within the attempt: chunked, or ended by the connection closing', async () => {
+        const chunked = await serve(({ res }) => {
+          res.writeHead(200, { 'content-type': 'text/plain' }); // no Content-Length: chunked
+          res.write('first part, ');
+          res.end('then the rest');
+        });
+        const response = expectResponse(await send(attempt(chunked.url)));
+        expect(await response.text()).toBe('first part, then the rest');
+        const closing = await serveRaw((socket) =>
+          socket.once('data', () =>
+            socket.end(
+              'HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Type: text/plain\r\n\r\nuntil the close',
+            ),
+          ),
+        );
+        const ended = expectResponse(await send(attempt(`http://127.0.0.1:${closing.port}/x`)));
+        expect(await ended.text()).toBe('until the close');
+      });
+
       it('gives a 204 and a HEAD response a null body', async () => {
         const server = await serve(({ req, res }) => {
           res.writeHead(req.method === 'HEAD' ? 200 : 204, { 'x-seen': req.method ?? '' });
@@ -393,6 +414,17 @@ export function describeTransportContract(
         if (exactResults) expect(error.message).toContain('while reading the response body');
         await server.waitForNoSockets();
       });
+
+      it('reports connection-lost with requestSent yes when a body of unknown length (chunked) is cut mid-way', async () => {
+        const server = await serve(({ req, res }) => {
+          res.writeHead(200, { 'content-type': 'application/json' }); // no Content-Length: chunked
+          res.write('{"items":[1,2,', () => req.socket.destroy());
+        });
+        const result = await send(attempt(`${server.url}/x`));
+        const error = expectFailure(result, 'bodyCut', 'connection-lost', 'yes');
+        if (exactResults) expect(error.message).toContain('while reading the response body');
+        await server.waitForNoSockets();
+      });
     });
 
     describe('aborts', () => {
@@ -433,6 +465,19 @@ export function describeTransportContract(
         const controller = new AbortController();
         const server = await serve(({ res }) => {
           res.writeHead(200, { 'content-length': '100' });
+          res.write('part', () => controller.abort());
+        });
+        expectAborted(await send(attempt(server.url, { signal: controller.signal })));
+        if (ownsConnections) {
+          await server.waitForNoSockets();
+          expect(server.sockets).toHaveLength(1);
+        }
+      });
+
+      it('resolves an abort while a body of unknown length (chunked) is read', async () => {
+        const controller = new AbortController();
+        const server = await serve(({ res }) => {
+          res.writeHead(200, { 'content-type': 'text/plain' }); // no Content-Length: chunked
           res.write('part', () => controller.abort());
         });
         expectAborted(await send(attempt(server.url, { signal: controller.signal })));
