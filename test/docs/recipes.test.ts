@@ -260,9 +260,18 @@ describe('the React Native recipe of docs/recipes.md, on stand-ins of its native
     for (const recipe of started.splice(0)) await recipe.api.close();
   });
 
-  /** Starts the app (a fresh copy of the recipe, with fresh NetInfo and AppState) against the origin `url`. */
-  async function start(url: string) {
+  /**
+   * Starts the app (a fresh copy of the recipe, with fresh NetInfo and AppState) against the origin `url`, NetInfo
+   * already saying `offline` when asked: an app that starts online may send its stored work at once.
+   */
+  async function start(url: string, { offline = false } = {}) {
     const netInfo = writeModule(standIns.netInfo);
+    if (offline)
+      ((await import(netInfo)) as NetInfoStandIn).report({
+        type: 'none',
+        isConnected: false,
+        isInternetReachable: false,
+      });
     const appState = writeModule(standIns.appState);
     let code = swap(
       recipes['react-native'],
@@ -304,8 +313,7 @@ describe('the React Native recipe of docs/recipes.md, on stand-ins of its native
 
     // The app starts again on the same phone, offline at first, then NetInfo finds the network.
     const server = await loopback.serve(({ res }) => void res.writeHead(200).end());
-    const second = await start(server.url);
-    second.netInfo.report({ type: 'none', isConnected: false, isInternetReachable: false });
+    const second = await start(server.url, { offline: true });
     expect(await second.recipe.api.outbox.size()).toBe(1);
     expect(server.requests).toHaveLength(0);
     second.netInfo.report({ type: 'wifi', isConnected: true, isInternetReachable: true });
