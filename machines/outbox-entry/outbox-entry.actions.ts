@@ -71,7 +71,7 @@ export const recordStoredVersion = ({ context, event }: Args<'commit.succeeded'>
   written(context, event.at, summarize(event.stored!));
 
 /**
- * Offline since the claim began: nothing is sent while offline (CONTRACT rule 6). The store counts the attempt
+ * Offline since the claim began: nothing is sent while offline (rule 6). The store counts the attempt
  * already; the next send uses it rather than count another.
  */
 export const recordClaimedOffline = ({ context, event }: Args<'commit.succeeded'>): Changes =>

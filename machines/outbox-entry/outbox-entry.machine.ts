@@ -24,7 +24,7 @@ const progressed = ['reportProgress', 'clearWrote'] as const;
  * (the decision is being written; it takes effect only once written), then how it ended. The outbox owns the
  * store writes and the sends (`commitEntry`, `sendEntry`, which an app provides to the outbox machine) and
  * forwards their answers here; this machine decides what each answer makes of the entry. Nothing is in effect
- * before the store has it (CONTRACT rule 10). See docs/machines/outbox-entry.md for the generated diagram.
+ * before the store has it (rule 10). See docs/machines/outbox-entry.md for the generated diagram.
  */
 export const outboxEntryMachine = setup({
   types: {

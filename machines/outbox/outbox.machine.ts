@@ -48,7 +48,7 @@ function askForLease(id: string, granted: 'rescanning' | 'held') {
  * written) -> sent and removed, rescheduled, dead-lettered, or back in the queue. This machine keeps the queue
  * (each entry's copy, updated from its machine's reports), chooses what starts (order, concurrency, the lease,
  * connectivity, the store's hold-off), and runs the store writes and sends the entries' machines wait for. A
- * crash at any point loses nothing (CONTRACT rule 10): before the claim is written the entry is as it was;
+ * crash at any point loses nothing (rule 10): before the claim is written the entry is as it was;
  * after it, the attempt counts and the entry is sent again after a restart (its idempotency key makes that
  * safe), as it is when the send succeeded but its removal was not written yet.
  *

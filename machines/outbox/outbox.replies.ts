@@ -41,7 +41,7 @@ export function commitEntryReply(
   input: CommitEntryInput,
   outcome: Settled<CommitOutcome>,
 ): OutboxMachineEvent {
-  // By name only: a store's error may quote the row it was writing (CONTRACT rule 9).
+  // By name only: a store's error may quote the row it was writing (rule 9).
   if (!outcome.ok)
     return { type: 'commit.failed', id: input.id, error: { name: errorNameOf(outcome.error) } };
   if (outcome.value.status === 'missing') return { type: 'entry.missing', id: input.id };

@@ -72,7 +72,7 @@ export interface OutboxEntrySummary {
   wakesWhenOnline: boolean;
   /**
    * The last send's server asked for this wait (Retry-After): `outbox.flush` does not bring the entry forward
-   * (CONTRACT rule 5: never sooner than the server said).
+   * (rule 5: never sooner than the server said).
    */
   heldByServer?: boolean | undefined;
   deadReason?: string | undefined;

@@ -1,5 +1,5 @@
 /**
- * What the device says about its network (CONTRACT rule 6). A hint only: `online` never proves an origin
+ * What the device says about its network (rule 6). A hint only: `online` never proves an origin
  * healthy (a captive portal, a VPN or a dead API all say `online`), it only wakes waiting work; `offline`
  * stops sending (an interactive request fails `offline` at once, durable work waits) and keeps failures
  * from counting against an origin's health. `changed` is a network switch (Wi-Fi to cellular): the

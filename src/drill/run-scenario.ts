@@ -112,7 +112,7 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
         });
         break;
       case 'waiting-for-hold':
-        // A wait for another request's server hold (issue 14), drawn as waits are.
+        // A wait for another request's server hold, drawn as waits are.
         waits.push({ requestId: event.requestId, origin: event.origin, from: event.at, to: event.holdUntil });
         break;
       case 'health-changed': {
@@ -146,7 +146,7 @@ function timelineOf(recording: DrillRecording, durationMs: number): ScenarioTime
         origin: id,
         at,
         method,
-        // The report is shared like a log: no query string in it either (CONTRACT rule 9).
+        // The report is shared like a log: no query string in it either (rule 9).
         path: path.split('?')[0]!,
         reply,
         applied,

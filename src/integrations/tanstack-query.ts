@@ -13,7 +13,7 @@ export interface FailwiseQueryDefaults {
 /**
  * `defaultOptions` for `new QueryClient({ defaultOptions: queryDefaults(client) })`: TanStack Query never
  * retries, so whatever a query or mutation function built on `client.fetch` / `client.request` throws, the
- * attempts that reach an origin stay within `policy.attempts.max` (CONTRACT rule 1). failwise already retried
+ * attempts that reach an origin stay within `policy.attempts.max` (rule 1). failwise already retried
  * what was safe to retry, within its budget, on a backup after a failover; TanStack's default (3 retries of a
  * query) would make up to 4 x 3 attempts, replay writes without looking at idempotency keys, and wait out
  * its own backoff on top of failwise's.

@@ -32,7 +32,7 @@ export type RetryPlan =
  * Decides the wait before the next attempt, or that there is none.
  *
  * The wait is the longer of the backoff and the server's Retry-After: failwise never comes back sooner than
- * the server asked (CONTRACT rule 5). In order:
+ * the server asked (rule 5). In order:
  *
  * 1. A Retry-After above `retryAfterMaxMs` ends the request: `retry-after-exceeds-budget`.
  * 2. No time left at all: `budget-exhausted`.

@@ -32,7 +32,7 @@ export function durableBackoffMs(
 
 /**
  * When an entry that has made `attempts` attempts may be sent next: `now` plus its backoff, and never sooner
- * than the server's Retry-After (CONTRACT rule 5). A Retry-After is honoured even beyond `maxMs`: the outbox
+ * than the server's Retry-After (rule 5). A Retry-After is honoured even beyond `maxMs`: the outbox
  * never comes back sooner than the server asked, and `maxAgeMs` still bounds how long an entry may wait.
  */
 export function nextDurableAttemptAt(
@@ -118,7 +118,7 @@ const networkPathClasses: ReadonlySet<FailureClass> = new Set<FailureClass>([
 ]);
 
 /**
- * Whether going online should end the wait that `failure` earned (CONTRACT rule 6: "going online wakes waiting
+ * Whether going online should end the wait that `failure` earned (rule 6: "going online wakes waiting
  * work"): yes when nothing reached a server (`requestSent: 'no'`) because the network path failed, and the
  * server asked for no wait. A backoff earned from a server's answer (5xx, 429, Retry-After) is kept: being
  * online again does not make the server any healthier.

@@ -28,7 +28,7 @@ export interface Failure {
   /**
    * The server's Retry-After in ms, as parsed by `parseRetryAfter` and not capped: the engine compares it with
    * `policy.retryAfter.maxMs` and the time left, and ends the request (`retry-after-exceeds-budget`) rather
-   * than wait less than the server asked (CONTRACT rule 5). Absent when the response had none to honour.
+   * than wait less than the server asked (rule 5). Absent when the response had none to honour.
    */
   retryAfterMs?: number;
   message: string;

@@ -9,7 +9,7 @@ export interface IdempotencyQuestion {
 /**
  * Whether a request is a GraphQL query: a POST whose JSON body is one operation (or a batch of them) that
  * reads (`query`), not a `mutation` or `subscription`. For `createFailoverClient({ isIdempotent: isGraphQLQuery })`,
- * so GraphQL reads are retried and fail over while mutations keep the write rules (CONTRACT rule 2).
+ * so GraphQL reads are retried and fail over while mutations keep the write rules (rule 2).
  *
  * When unsure it says `false` (a write): a body that is not JSON, a persisted query that sends only a hash, a
  * document with several operations and no `operationName` naming one, a syntax it cannot read. A GET is a read

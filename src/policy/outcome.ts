@@ -25,7 +25,7 @@ export type Outcome =
       attempts: number;
       elapsedMs: number;
       /**
-       * For `retry-after-exceeds-budget` because of a server hold on `origin` (issue 14): when the hold ends, on
+       * For `retry-after-exceeds-budget` because of a server hold on `origin`: when the hold ends, on
        * the client's clock; sending again before then is pointless.
        */
       holdUntil?: number;

@@ -3,7 +3,7 @@
  *
  * Why the cap is not applied here: the value is reported as the server sent it (`Failure.retryAfterMs`), and
  * the engine compares it with `policy.retryAfter.maxMs` and the time left (`planRetryWait`). failwise never
- * waits less than the server asked (CONTRACT rule 5), so clamping a long Retry-After down to the cap would
+ * waits less than the server asked (rule 5), so clamping a long Retry-After down to the cap would
  * break that rule; instead, a Retry-After longer than `retryAfter.maxMs` ends the request with
  * `retry-after-exceeds-budget` (or defers durable work).
  *

@@ -5,7 +5,7 @@ import type { Policy } from './policy.js';
  * Failures of the network path, worth another attempt (subject to write safety, see `mayReplay`).
  * `tls` is left out: a bad certificate or protocol mismatch does not heal in a few hundred milliseconds (the
  * request machine retries it only when there is another origin to fail over to).
- * `offline` ends an interactive request at once (CONTRACT rule 6); `unauthorized` goes to `auth.refresh`
+ * `offline` ends an interactive request at once (rule 6); `unauthorized` goes to `auth.refresh`
  * (rule 3); `cancelled` is never retried. `unexpected` is decided in `isRetryableFailure`.
  */
 const retryableClasses: ReadonlySet<FailureClass> = new Set<FailureClass>([
@@ -29,7 +29,7 @@ const statusClasses: ReadonlySet<FailureClass> = new Set<FailureClass>([
  * `retryableStatuses` rather than ignore them silently.
  * - 400: the request is malformed (with an Idempotency-Key: the key is missing or invalid); sent again unchanged
  *   it fails the same way.
- * - 401: handled by `auth.refresh()` and one more attempt, never retried as is (CONTRACT rule 3).
+ * - 401: handled by `auth.refresh()` and one more attempt, never retried as is (rule 3).
  * - 422: the request cannot be processed (with an Idempotency-Key: the key was reused with another payload).
  */
 export const neverRetriedStatuses: readonly number[] = Object.freeze([400, 401, 422]);
@@ -47,7 +47,7 @@ export interface RetryableOptions {
  * - `dns`, `connect`, `connect-timeout`, `response-timeout`, `connection-lost`: yes.
  * - `unexpected` without a status (a transport error of phase `unknown`): yes. This is how a browser reports
  *   most network failures (`TypeError: Failed to fetch`), so a read must be retried after one; a write is
- *   protected by its `requestSent: 'unknown'` (CONTRACT: "the engine treats the write as possibly applied").
+ *   protected by its `requestSent: 'unknown'` (rule 2: such a write is treated as possibly applied).
  * - `unexpected` with a status (1xx, 3xx): no.
  * - `tls`, `offline`, `cancelled`, `unauthorized`: no.
  * - an HTTP status: yes if `policy.retryableStatuses` names it, or if it is 409 and the request has an

@@ -1,7 +1,7 @@
 import type { Failure } from './failure.js';
 
 /**
- * A server's "wait", heard by the whole client (issue 14): a 429 or 503 with a Retry-After holds back every new
+ * A server's "wait", heard by the whole client: a 429 or 503 with a Retry-After holds back every new
  * attempt of the client to that origin until the time it names, not only the retry of the request that got it.
  * Pure: times are `clock.now()` values passed in.
  */
@@ -11,8 +11,8 @@ const HOLDING_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 /**
  * Until when this failure holds its origin back, or `undefined` when it does not: a 429 or 503 answered at `at`
- * with a Retry-After of more than 0 ms. The hold lasts the whole Retry-After, as the server asked (CONTRACT rule
- * 5, now for every request of the client): it is not cut to `policy.retryAfter.maxMs`, which only says how long
+ * with a Retry-After of more than 0 ms. The hold lasts the whole Retry-After, as the server asked (rule
+ * 5, for every request of the client): it is not cut to `policy.retryAfter.maxMs`, which only says how long
  * one request will wait. A request that cannot wait for a hold goes to another origin or ends at once, without
  * sending anything to the held one.
  */

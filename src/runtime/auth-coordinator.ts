@@ -1,4 +1,4 @@
-/** What an app gives failwise to authenticate requests (CONTRACT rule 3). */
+/** What an app gives failwise to authenticate requests (rule 3). */
 export interface AuthProvider {
   /** The headers to send to this origin, e.g. `{ authorization: 'Bearer …' }`. Called before every attempt. */
   headers(originId: string): Record<string, string> | Promise<Record<string, string>>;

@@ -18,12 +18,12 @@ export interface OriginConfig {
   /** The origin's base URL, `https:` unless `allowInsecure`; request paths are joined to it. */
   url: string;
   /**
-   * Allows an `http:` URL (CONTRACT rule 8): for loopback development servers, never for production.
+   * Allows an `http:` URL (rule 8): for loopback development servers, never for production.
    * @default false
    */
   allowInsecure?: boolean;
   /**
-   * Whether `auth` headers go to this origin (CONTRACT rule 8): `omit` for a third-party backup that must
+   * Whether `auth` headers go to this origin (rule 8): `omit` for a third-party backup that must
    * never see your tokens.
    * @default 'send'
    */
@@ -75,7 +75,7 @@ export interface ReconcileRequest {
 export type ReconcileResult =
   { status: 'applied'; response?: Response } | { status: 'not-applied' } | { status: 'unknown' };
 
-/** Asks the server what became of a write whose outcome is unknown (CONTRACT rule 2). */
+/** Asks the server what became of a write whose outcome is unknown (rule 2). */
 export type ReconcileHook = (args: {
   request: ReconcileRequest;
   failure: Failure;
@@ -102,13 +102,13 @@ export interface FailoverClientOptions {
   reconcile?: ReconcileHook;
   /**
    * Says whether a request that has no `idempotent` field of its own is safe to replay: `true` (retried and
-   * failed over as a read), `false` (a write: CONTRACT rule 2), `undefined` (left to its method). Handed the
+   * failed over as a read), `false` (a write: rule 2), `undefined` (left to its method). Handed the
    * request's method, path, headers and body. `isGraphQLQuery` says `true` for a GraphQL query sent as a POST.
    * A function that throws or answers anything else rejects the request with `RequestError`.
    */
   isIdempotent?: IsIdempotent;
   /**
-   * Receives every decision, redacted (CONTRACT rule 9). An exception thrown here never changes a request's
+   * Receives every decision, redacted (rule 9). An exception thrown here never changes a request's
    * outcome: it goes to `onEventError`.
    */
   onEvent?: (event: DecisionEvent) => void;
@@ -125,11 +125,11 @@ export interface FailoverClientOptions {
   /**
    * Where online/offline hints come from (`browserConnectivity()` in failwise/browser, or `manualConnectivity()`).
    * Hints only schedule work: offline stops sending and keeps failures from counting against an origin;
-   * online never marks an origin healthy (CONTRACT rule 6). @default none: always treated as online
+   * online never marks an origin healthy (rule 6). @default none: always treated as online
    */
   connectivity?: ConnectivitySource;
   /**
-   * Where durable work is kept (CONTRACT rule 10). The default, `memoryStore()`, keeps it only while the process
+   * Where durable work is kept (rule 10). The default, `memoryStore()`, keeps it only while the process
    * lives (lost with a crash or restart); for work that must outlive one: `sqliteStore(path)` from failwise/node,
    * `indexedDbStore(name)` from failwise/browser, or your own (docs/stores.md). `client.close()` closes it.
    * @default memoryStore()

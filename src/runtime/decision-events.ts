@@ -7,11 +7,11 @@ import type { FailReason, FailureClass, RequestSent } from '../policy/failure.js
  * Decision events, as `onEvent` receives them: a union discriminated by `type`, each member with only the fields
  * it has (no empty `requestId` on a health change). Built field by field from an allow-list (src/runtime/redact.ts):
  * origin ids, hosts, methods, paths without their query, classes, attempt numbers, delays and times; never a
- * query string, a header value, a token or a body (CONTRACT rule 9).
+ * query string, a header value, a token or a body (rule 9).
  *
- * **CONTRACT deviation (issue 11, item 19):** the contract's "at least `requestId`, `origin`, `host`, `attempt`,
- * `elapsedMs`" holds for the events of a request; `health-changed` and `outbox-changed` carry what applies to
- * them instead of empty placeholders, and a request that ended before any attempt has no `origin` or `host`.
+ * Every event of a request carries its `requestId` and `elapsedMs`, and the `origin`, `host` and `attempt` of the
+ * attempt it is about; a request that ended or was deferred before any attempt has no `origin` or `host`.
+ * `health-changed`, `origin-held` and `outbox-changed` carry what applies to them instead of empty placeholders.
  */
 export type DecisionEvent =
   | AttemptStartedEvent
@@ -108,7 +108,7 @@ export interface RetryScheduledEvent extends RequestEventFields, AttemptFields, 
 }
 
 /**
- * The request's next attempt waits for a server's hold on its origin (issue 14): another request of the client
+ * The request's next attempt waits for a server's hold on its origin: another request of the client
  * was answered 429 or 503 with a Retry-After, and the hold ends within this request's budget. `attempt` is the
  * number of the attempt that waits.
  */
@@ -158,7 +158,7 @@ export interface HealthChangedEvent {
 
 /**
  * An origin answered 429 or 503 with a Retry-After: every new attempt of the client to it is held back until
- * `holdUntil` (issue 14, docs/failover.md#server-holds). Sent when a hold begins or grows longer.
+ * `holdUntil` (docs/failover.md#server-holds). Sent when a hold begins or grows longer.
  */
 export interface OriginHeldEvent {
   type: 'origin-held';

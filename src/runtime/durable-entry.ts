@@ -9,7 +9,7 @@ import type { PreparedRequest } from './prepare-request.js';
 /** A request run's output, as the client gets it: never `deferred` (the outbox decides that). */
 export type RunOutput = Exclude<RequestMachineOutput, { status: 'deferred' }>;
 
-/** The outbox entry of a durable request, written before its first attempt (CONTRACT rule 10). */
+/** The outbox entry of a durable request, written before its first attempt (rule 10). */
 export function entryOf(prepared: PreparedRequest, id: string, now: number): OutboxEntry {
   const { method, path, headers, body, idempotent, orderKey, idempotencyKey } = prepared;
   return {
@@ -44,7 +44,7 @@ export function preparedOf(entry: OutboxEntry): PreparedRequest {
 
 /**
  * What the outbox learns from one send. A send that ended because a server hold on its origin outlasted its
- * budget (issue 14) is deferred to the hold's end (`now` is the clock's time at the send's end): the hold counts
+ * budget is deferred to the hold's end (`now` is the clock's time at the send's end): the hold counts
  * as the Retry-After it came from.
  */
 export function sendResultOf(

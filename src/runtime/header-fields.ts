@@ -10,7 +10,7 @@ export interface HeadersProblem {
 const NOT_HEADERS =
   'expected a Headers object, a record of header names to values, or a list of [name, value] pairs';
 const NAME_RULE = "(a token: letters, digits and !#$%&'*+-.^_`|~)";
-// The value itself is never shown: it may be a token (CONTRACT rule 9).
+// The value itself is never shown: it may be a token (rule 9).
 const VALUE_RULE = '(no CR, LF or NUL, and no character above U+00FF; the value is not shown)';
 const RULE = { name: NAME_RULE, value: VALUE_RULE };
 

@@ -32,7 +32,7 @@ export function createProbe(
   return (input, signal) =>
     isOffline()
       ? Promise.resolve({ ok: false, failureClass: 'offline', at: clock.now() })
-      : // The origin asked for a wait (issue 14): a probe is not sent before it ends, and counts as failed, since
+      : // The origin asked for a wait: a probe is not sent before it ends, and counts as failed, since
         // the server said it is not ready; the machine's next probe comes later.
         holds.until(input.origin, clock.now()) !== undefined
         ? Promise.resolve({ ok: false, failureClass: 'unavailable', at: clock.now() })
@@ -81,7 +81,7 @@ function makeProbe(
     const at = clock.now();
     if (result.kind === 'error') return { ok: false, failureClass: failureClassOfPhase(result.phase), at };
     const { status } = result.response;
-    // A probe told to wait (429/503 with Retry-After) holds the origin like any attempt (issue 14): no probe
+    // A probe told to wait (429/503 with Retry-After) holds the origin like any attempt: no probe
     // and no attempt goes to it before then, however soon the health machine's next probe would come.
     const retryAfterMs = parseRetryAfter(result.response.headers.get('retry-after'), at);
     if (retryAfterMs !== undefined)

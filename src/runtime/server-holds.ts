@@ -2,7 +2,7 @@ import type { Failure } from '../policy/failure.js';
 import { holdUntilOf } from '../policy/server-hold.js';
 
 /**
- * One client's server holds (issue 14): per origin, until when the origin asked (429/503 with Retry-After) not
+ * One client's server holds: per origin, until when the origin asked (429/503 with Retry-After) not
  * to be sent anything new. Owned by the client, never shared between clients; times come from its clock.
  */
 export interface ServerHolds {

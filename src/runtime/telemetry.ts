@@ -8,7 +8,7 @@ import type { RunOutput } from './durable-entry.js';
  * The client's `telemetry` option: what `openTelemetry()` from failwise/otel returns (docs/telemetry.md).
  * The client calls these hooks and nothing else, so its core never imports an OpenTelemetry package; without
  * the option it makes no call at all. Every argument is redacted already: ids, methods, paths without their
- * query, classes, counts, delays and times (CONTRACT rule 9).
+ * query, classes, counts, delays and times (rule 9).
  */
 export interface Telemetry {
   /** Called once by `createFailoverClient`; what it returns hears that client. */
@@ -51,7 +51,7 @@ export interface TelemetryRun {
   /**
    * Adds the headers that carry attempt `attempt`'s trace context to the server (the registered propagator's:
    * `traceparent`, ...) to that attempt's request headers, as HTTP client instrumentations do, so that the
-   * server's spans join the trace. Those headers are sent, never put in an event or a log (CONTRACT rule 9).
+   * server's spans join the trace. Those headers are sent, never put in an event or a log (rule 9).
    */
   inject?(attempt: number, headers: Record<string, string>): void;
   /** Ends the run; nothing is heard of it after this. */

@@ -161,8 +161,8 @@ const PIN = /^sha256\/[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 
 /**
  * `origins[].pins`, for each origin given (a frozen copy, or undefined): each pin well formed, on an
- * https: origin, on every origin once one has them, and a transport that checks them (CONTRACT,
- * "Certificate pins"). Without `transport` the client uses fetchTransport, which cannot.
+ * https: origin, on every origin once one has them, and a transport that checks them
+ * (docs/transports.md, "Certificate pins"). Without `transport` the client uses fetchTransport, which cannot.
  */
 function checkPins(
   given: unknown,

@@ -210,7 +210,7 @@ function responseOver(method: string, response: Response, whole: Blob | ArrayBuf
 /**
  * What a fetch failure means when the runtime tells nothing more, as browsers and React Native do (an
  * opaque `TypeError: Failed to fetch` for DNS, refusal, CORS and a cut connection alike): the request may
- * have been sent, so a write is treated as possibly applied (CONTRACT). A failure while reading the body
+ * have been sent, so a write is treated as possibly applied (rule 2). A failure while reading the body
  * comes after the server answered: `connection-lost`, sent `yes`.
  */
 export function explainOpaqueFetchError(error: unknown, host: string, readingBody: boolean): TransportResult {

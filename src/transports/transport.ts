@@ -19,7 +19,7 @@ export interface TransportRequest {
   /**
    * How many attempts this call may make in all (>= 1). A transport that retries by itself (as undici
    * may on a stale keep-alive socket) must stay within it and report what it made in `attempts`, since
-   * those attempts count against `policy.attempts.max` (CONTRACT rule 1).
+   * those attempts count against `policy.attempts.max` (rule 1).
    */
   attemptsLeft: number;
   /**
