@@ -1,5 +1,5 @@
 /**
- * Bundle-size budgets of failwise in a browser app (issue 10, "Size").
+ * Bundle-size budgets of failwise in a browser app.
  *
  *   npm run size                       both entries below, checked against their budgets
  *   npm run size -- path/to/entry.ts   one entry, measured only
@@ -26,9 +26,9 @@ import { gzipSync } from 'node:zlib';
 
 import { build, formatMessages, type BuildOptions, type Metafile } from 'esbuild';
 
-/** Issue 10: everything failwise's root entry has, all chunks, gzipped. */
+/** Everything failwise's root entry has, all chunks, gzipped. */
 export const EVERYTHING_BUDGET_GZIP_BYTES = 30 * 1024;
-/** Issue 10: what the minimal app loads up front (its entry chunk and the chunks that one imports), gzipped. */
+/** What the minimal app loads up front (its entry chunk and the chunks that one imports), gzipped. */
 export const MINIMAL_UP_FRONT_BUDGET_GZIP_BYTES = 16 * 1024;
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -307,7 +307,7 @@ export interface Budget {
   bytes: number;
 }
 
-/** The budget each checked entry has (issue 10). */
+/** The budget each checked entry has. */
 export const BUDGETS: Record<string, Budget> = {
   [EVERYTHING_ENTRY]: { what: 'totalGzipBytes', bytes: EVERYTHING_BUDGET_GZIP_BYTES },
   [MINIMAL_ENTRY]: { what: 'upFrontGzipBytes', bytes: MINIMAL_UP_FRONT_BUDGET_GZIP_BYTES },

@@ -1,5 +1,5 @@
 /**
- * Crash soak of many senders on one PostgreSQL queue (issue 16): three worker processes share one outbox
+ * Crash soak of many senders on one PostgreSQL queue: three worker processes share one outbox
  * through per-entry claims and are SIGKILLed at random points, against a loopback origin that deduplicates by
  * key. After every chain no accepted write may be lost, none applied twice, and each orderKey's writes must
  * have been applied in order. It starts its own PostgreSQL server (test/helpers/postgres-server.ts) and stops

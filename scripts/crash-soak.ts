@@ -1,5 +1,5 @@
 /**
- * Crash soak of durable work (CONTRACT rule 10): the trials of test/runtime/durable-crash.test.ts, many more
+ * Crash soak of durable work (rule 10): the trials of test/runtime/durable-crash.test.ts, many more
  * of them. A child process submits durable writes to a loopback origin that deduplicates by key and is
  * SIGKILLed at random points; after each restart no accepted write may be lost and none applied twice.
  *

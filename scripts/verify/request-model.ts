@@ -80,7 +80,7 @@ function answers(call: Call): readonly { label: string; outcome: () => Outcome }
       return [
         ...ORIGINS.map((origin) => of(origin, () => ok({ origin }))),
         of('none', () => ok({ origin: undefined })),
-        // A server hold on the primary (issue 14) that ends 1 ms before the budget, the backup free of holds,
+        // A server hold on the primary that ends 1 ms before the budget, the backup free of holds,
         // offered to the first choice of origin only: a hold that leaves more time repeats the whole tree after
         // it at a later time and doubles the states. (A hold past the budget, which takes the backup, is left to
         // the differential and unit tests.)

@@ -24,7 +24,7 @@ function fakeNetInfo() {
   };
 }
 
-describe('netInfoConnectivity (failwise/react-native; issue 12, item 5)', () => {
+describe('netInfoConnectivity (failwise/react-native)', () => {
   it('is unknown until NetInfo reports, then online or offline by isConnected', () => {
     const netInfo = fakeNetInfo();
     const source = netInfoConnectivity(netInfo);

@@ -1,4 +1,4 @@
-// The recipes of docs/integrations.md must work as pasted (issue 12, item 7). Each ```ts block is extracted verbatim
+// The recipes of docs/integrations.md must work as pasted. Each ```ts block is extracted verbatim
 // and run with the real library (@tanstack/query-core 5, ky 1, openapi-fetch, @urql/core 6, Apollo Client 4)
 // against origins on 127.0.0.1, and the test checks what the recipe's comments claim. Swapped in, each checked to
 // occur exactly once: the origin URLs (loopback, `http:` with allowInsecure), the `./api` import (the test's copy

@@ -440,7 +440,7 @@ describe('the Node recipe of docs/recipes.md, against a real server and a real S
       url: '/v1/usage',
       headers: { authorization: 'Bearer test-token', 'idempotency-key': 'usage-evt-1' },
     });
-    // In the file before it was sent (CONTRACT rule 10), without the token that `auth` added.
+    // In the file before it was sent (rule 10), without the token that `auth` added.
     expect(heldAtArrival).toHaveLength(1);
     expect(heldAtArrival[0]).toMatchObject([
       { idempotencyKey: 'usage-evt-1', status: 'pending', attempts: 1, request: { path: '/v1/usage' } },

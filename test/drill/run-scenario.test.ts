@@ -81,7 +81,7 @@ describe('runScenario', () => {
       origins: ['primary'],
       outcomes: ['succeeded'],
     });
-    // Like decision events (CONTRACT rule 9), the report never shows a query string.
+    // Like decision events (rule 9), the report never shows a query string.
     expect(JSON.stringify(timeline)).not.toContain('secret');
   });
 });

@@ -77,7 +77,7 @@ const answerArb = fc.record({
     }),
   ),
   origin: fc.option(fc.nat(2), { nil: undefined, freq: 6 }),
-  // A server hold on the chosen origin (issue 14): its length, and another origin free of holds, if any.
+  // A server hold on the chosen origin: its length, and another origin free of holds, if any.
   holdMs: fc.option(fc.constantFrom(1, 3_000, 30_000), { nil: undefined, freq: 3 }),
   alternative: fc.option(fc.nat(2), { nil: undefined }),
   granted: fc.boolean(),

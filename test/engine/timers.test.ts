@@ -31,7 +31,7 @@ function answering(...statuses: number[]): Transport {
   };
 }
 
-describe('timers of the lean executor (issue 10, item 4)', () => {
+describe('timers of the lean executor', () => {
   it('a success arms only the budget and the attempt timeout, and leaves none behind', async () => {
     const { clock, armed, sim } = recordingClock();
     const client = createFailoverClient({

@@ -1,6 +1,6 @@
 /*
  * Every error failwise throws is a FailwiseError subclass whose message names the function and the field,
- * option or call at fault (issue 11, item 8). Two halves: a scan of the library's sources, so that a future
+ * option or call at fault. Two halves: a scan of the library's sources, so that a future
  * `throw new Error(` or `new TypeError(` fails here, and each error site that replaced a plain error, called
  * with the bad input, its class and message written out.
  *

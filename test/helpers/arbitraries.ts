@@ -59,7 +59,7 @@ const statusArb = fc.oneof(
   fc.integer({ min: 200, max: 599 }),
 );
 
-/** Every phase a transport can report, in the order of the CONTRACT's table. */
+/** Every phase a transport can report, in the order of docs/transports.md's table. */
 export const TRANSPORT_ERROR_PHASES: readonly TransportErrorPhase[] = [
   'offline',
   'dns',

@@ -1,5 +1,5 @@
 /**
- * Crash trials of durable work (CONTRACT rule 10), shared by test/runtime/durable-crash.test.ts and
+ * Crash trials of durable work (rule 10), shared by test/runtime/durable-crash.test.ts and
  * scripts/crash-soak.ts. No vitest here: the soak script runs it with plain tsx.
  *
  * A chain is one SQLite file and one loopback origin. The child (test/fixtures/durable-writer.ts, bundled
@@ -762,7 +762,7 @@ export interface RestartTrialResult {
 }
 
 /**
- * One trial of CONTRACT's "a lease whose holder died is free at once": a run submits `payloads` durable writes
+ * One trial of "a lease whose holder died is free at once" (docs/stores.md): a run submits `payloads` durable writes
  * (deferred after 50 ms, their sends slow), and is SIGKILLed while the origin handles the `killAt`-th POST, its lease
  * held. A restarted run on the same file (another owner) must send everything in its first flush, without
  * waiting for the dead run's lease to expire, and every accepted payload must end applied exactly once.

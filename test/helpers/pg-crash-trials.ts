@@ -1,5 +1,5 @@
 /**
- * Crash trials of many senders on one PostgreSQL queue (issue 16), shared by test/stores/postgres-crash.test.ts
+ * Crash trials of many senders on one PostgreSQL queue, shared by test/stores/postgres-crash.test.ts
  * and scripts/crash-soak-pg.ts. No vitest here: the soak script runs it with plain tsx.
  *
  * A chain is one schema and one loopback origin that applies each write at most once per Idempotency-Key and

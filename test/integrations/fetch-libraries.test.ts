@@ -1,4 +1,4 @@
-// client.fetch as the `fetch` of the libraries apps use (issue 12, item 6): each one fails over to a backup, gets
+// client.fetch as the `fetch` of the libraries apps use: each one fails over to a backup, gets
 // a 404's body, is cancelled by its own abort, and never makes more attempts in all than policy.attempts.max.
 // Real libraries, real loopback origins on 127.0.0.1.
 import { ApolloClient, HttpLink, InMemoryCache, gql } from '@apollo/client';

@@ -32,7 +32,7 @@ async function runQuery(queryClient: QueryClient, queryFn: () => Promise<unknown
   });
 }
 
-describe('failwise/tanstack-query with @tanstack/query-core 5 (issue 12, item 4)', () => {
+describe('failwise/tanstack-query with @tanstack/query-core 5', () => {
   const loopback = useLoopback();
   // TanStack's onlineManager is one per process: each test starts from its state by default.
   beforeEach(() => {

@@ -1,6 +1,6 @@
 /*
  * Origin ids are the app's strings: `constructor`, `__proto__`, `toString` and the other names on
- * Object.prototype must work as any id does (issue 11, item 7). Run on a real XState actor and through a
+ * Object.prototype must work as any id does. Run on a real XState actor and through a
  * client (the lean executor), with such ids as backups, where the machine keeps per-origin counts.
  */
 import { describe, expect, it } from 'vitest';

@@ -15,7 +15,7 @@ import type { Failure } from '../../src/policy/failure.js';
 // One outbox entry's lifecycle decisions, the replies of the outbox's children and the record the machine keeps,
 // called as the machines call them on values written out here. Expected values come from docs/durable.md's
 // rules as the comments state them (exponential waits from initialMs, maxAttempts counted with the failed
-// attempt, never sooner than a Retry-After) and CONTRACT rules 1, 5, 6 and 9, worked out by hand.
+// attempt, never sooner than a Retry-After) and rules 1, 5, 6 and 9, worked out by hand.
 
 // Waits of 1, 2, 4 ... s; dead after 5 attempts or 1 hour.
 const policy = definePolicy({

@@ -14,7 +14,7 @@ import type { Failure } from '../../src/policy/failure.js';
 
 // The outbox machine's queue decisions, called as the machine calls them on queues written out here. Expected
 // values come from the comments and docs/durable.md (what counts as pending and dead, what going online and
-// flush bring forward, which answers are relayed), and CONTRACT rules 5 and 6, worked out by hand.
+// flush bring forward, which answers are relayed), and rules 5 and 6, worked out by hand.
 
 // Store writes that fail in a row are held off 1, 2, 4 ... s (the durable backoff); entries expire after 1 hour.
 const policy = definePolicy({

@@ -9,7 +9,7 @@ import type { Failure } from '../../src/policy/failure.js';
 
 // The request machine's context changes, announcements and actor inputs, called as the machine calls them, on
 // contexts written out here. Expected values are worked out by hand from the comments, the types' docs and the
-// CONTRACT rules: an attempt's times, what a write that may have reached its origin pins, what a transport's own
+// The rules: an attempt's times, what a write that may have reached its origin pins, what a transport's own
 // attempts count.
 
 const input: RequestMachineInput = {

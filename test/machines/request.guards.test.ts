@@ -7,7 +7,7 @@ import { definePolicy } from '../../src/policy/define-policy.js';
 import type { Failure } from '../../src/policy/failure.js';
 
 // The request machine's guards and delays, called as the machine calls them, on contexts written out here.
-// Each expected value is what the guard's comment and the CONTRACT rule it cites say, at the edges: the last
+// Each expected value is what the guard's comment and the rule it cites say, at the edges: the last
 // attempt, the last millisecond of the budget, the instant a hold ends.
 
 const input: RequestMachineInput = {
@@ -129,7 +129,7 @@ describe('the request machine’s guards', () => {
     expect(g.fitsInBudget(on())).toBe(false);
   });
 
-  it('mayTryAnotherOrigin: not pinned, another origin, and time left (issue 14)', () => {
+  it('mayTryAnotherOrigin: not pinned, another origin, and time left', () => {
     // The budget runs from 1,000 to 11,000.
     expect(g.mayTryAnotherOrigin(on({ now: 10_999 }))).toBe(true);
     expect(g.mayTryAnotherOrigin(on({ now: 11_000 }))).toBe(false);

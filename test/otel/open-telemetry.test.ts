@@ -528,7 +528,7 @@ describe('trace context sent to the server', () => {
       );
       expect(traceId).toBe(request!.spanContext().traceId);
     }
-    // Sent, never logged: no decision event carries the trace context (CONTRACT rule 9).
+    // Sent, never logged: no decision event carries the trace context (rule 9).
     const logged = JSON.stringify(events);
     for (const attempt of attempts) expect(logged).not.toContain(attempt.spanContext().spanId);
   });

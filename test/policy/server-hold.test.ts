@@ -12,7 +12,7 @@ const failure = (status: number | undefined, retryAfterMs: number | undefined): 
 });
 
 describe('holdUntilOf', () => {
-  // Issue 14: a 429 or 503 with a Retry-After holds its origin until `at + Retry-After`, the whole wait.
+  // A 429 or 503 with a Retry-After holds its origin until `at + Retry-After`, the whole wait.
   it.each([
     [429, 2_000, 1_000, 3_000],
     [503, 1, 5_000, 5_001],

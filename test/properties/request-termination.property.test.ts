@@ -6,13 +6,13 @@
 // hints at any moment, any clock advances and a fresh random number for each draw, a request made through the
 // public client:
 //   - ends, within attempts.max attempts counted across layers (the transport's own attempts included) and
-//     within its time budget (`deadlineMs`, else policy.budgetMs), and says why it failed (CONTRACT rule 1);
+//     within its time budget (`deadlineMs`, else policy.budgetMs), and says why it failed (rule 1);
 //   - never re-sends a write that may have reached the server without a key, unless reconcile said it was not
 //     applied; a retried write keeps its key and, once it may have reached an origin, that origin (rules 2, 7);
 //   - refreshes auth at most once, and re-sends after a 401 only after that refresh (rule 3);
 //   - sends nothing while the device reports offline (rule 6), and leaves no timer behind.
-// Every expected value is written out here from the CONTRACT (which replies may have reached the server, which
-// methods are writes), never taken from the library's classifier. The last test asserts that the generated
+// Every expected value is written out here from the rules (docs/rules.md, docs/failure-classes.md: which
+// replies may have reached the server, which methods are writes), never taken from the library's classifier. The last test asserts that the generated
 // runs reach each widened path (reconciling, both origins, deadlineMs and idempotent deciding, varied random
 // draws); seeds are fixed (test/setup/fixed-seed.ts), so the counts are the same on every run.
 import { fc, test } from '@fast-check/vitest';
@@ -52,14 +52,14 @@ const ORIGINS = {
 } as const;
 
 // ---------------------------------------------------------------------------------------------------------
-// The oracle: the CONTRACT's words, written out.
+// The oracle: the rules' words, written out.
 
-/** CONTRACT rule 2: a write is any method but GET, HEAD, OPTIONS, PUT, DELETE, unless the request says otherwise. */
+/** rule 2: a write is any method but GET, HEAD, OPTIONS, PUT, DELETE, unless the request says otherwise. */
 const REPEATABLE_METHODS = ['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE'];
 const isWriteByContract = (method: string, idempotent: boolean | undefined) =>
   idempotent === undefined ? !REPEATABLE_METHODS.includes(method) : !idempotent;
 
-/** The CONTRACT's failure-class table: the phases in which nothing was sent (requestSent `no`). */
+/** The failure-class table (docs/transports.md): the phases in which nothing was sent (requestSent `no`). */
 const NOTHING_SENT_PHASES = ['offline', 'dns', 'connect', 'connect-timeout', 'tls'];
 
 /** What the engine got from one attempt: the scripted reply, or `aborted` when it ended the attempt first. */
@@ -67,8 +67,8 @@ type Got = ScriptedReply['reply'] | 'aborted';
 
 /**
  * Whether an attempt may have reached the server, from what the engine got: any response did (the server
- * answered); a transport error did unless the transport says `no`, or says nothing in a phase the CONTRACT's
- * table marks `no`; an attempt the engine ended (a timeout, a cancel, going offline) or a crash may have.
+ * answered); a transport error did unless the transport says `no`, or says nothing in a phase the
+ * failure-class table marks `no`; an attempt the engine ended (a timeout, a cancel, going offline) or a crash may have.
  */
 function mayHaveReachedServer(got: Got): boolean {
   if (got === 'aborted' || got === 'hang' || got === 'throw' || got.kind === 'response') return true;

@@ -1,4 +1,4 @@
-// What this proves (issue 14): whatever the origins answer (200s, 503s and 429s with or without a Retry-After,
+// What this proves: whatever the origins answer (200s, 503s and 429s with or without a Retry-After,
 // refused connections, any latency), however many requests of one client run at once (reads, keyed writes,
 // durable writes, with any budget), and with one origin or a primary and a backup: once an origin has answered
 // 429 or 503 with a Retry-After of r ms at time t, no attempt and no probe of that client reaches it in the

@@ -1,5 +1,5 @@
 /**
- * `origins[].pins` at the client (CONTRACT, "Certificate pins"): what createFailoverClient refuses, and a
+ * `origins[].pins` at the client (docs/transports.md, "Certificate pins"): what createFailoverClient refuses, and a
  * pin mismatch on the primary failing over at once, end to end, against real TLS servers on 127.0.0.1
  * whose certificates the test makes with openssl (test/helpers/test-pki.ts). Time is a simulated clock,
  * moved only while nothing is on the wire. test/transports/pins.test.ts covers the transport itself.

@@ -19,7 +19,7 @@ function client(...replies: Parameters<typeof harness>[0]) {
   return harness(replies, { origins: ORIGINS });
 }
 
-describe('client.fetch as a drop-in fetch (issue 12, item 1)', () => {
+describe('client.fetch as a drop-in fetch', () => {
   it('has fetch’s type and works unbound', async () => {
     const h = client({ reply: respond(204) });
     expectTypeOf(h.client.fetch).toExtend<typeof globalThis.fetch>();
@@ -252,7 +252,7 @@ describe('fetchOptions on client.request', () => {
   });
 });
 
-describe('isIdempotent and isGraphQLQuery (issue 12, item 3)', () => {
+describe('isIdempotent and isGraphQLQuery', () => {
   const query = JSON.stringify({ query: 'query Items { items { id } }' });
   const mutation = JSON.stringify({ query: 'mutation Add { add { id } }' });
 

@@ -162,7 +162,7 @@ describe('client.fetch', () => {
     expect(await (await response).json()).toEqual({ ok: true });
   });
 
-  it("resolves with a 404's Response, as fetch does, so the app reads the server's error body (issue 12)", async () => {
+  it("resolves with a 404's Response, as fetch does, so the app reads the server's error body", async () => {
     const h = harness([{ reply: respond(404, {}, 'nope') }]);
     const response = h.client.fetch('/missing');
     await h.clock.runAll();

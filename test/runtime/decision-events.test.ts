@@ -13,7 +13,7 @@ import type {
 import { redactEvent } from '../../src/runtime/redact.js';
 import type { HealthState } from '../../src/machines.js';
 
-// Issue 11, item 19: `DecisionEvent` is a union discriminated by `type` (STYLE "Type each event by its kind"),
+// `DecisionEvent` is a union discriminated by `type` (STYLE "Type each event by its kind"),
 // each member with only the fields it has: no `requestId: ''`, `attempt: 0` or `elapsedMs: 0` on the events of
 // the origin set and the outbox, no empty `origin` on a request that never chose one.
 

@@ -1,4 +1,4 @@
-// CONTRACT rule 10 under real crashes: a child process (test/fixtures/durable-writer.ts) submits durable
+// Rule 10 under real crashes: a child process (test/fixtures/durable-writer.ts) submits durable
 // writes to a loopback origin that deduplicates by Idempotency-Key, on a SQLite file, and is SIGKILLed at
 // random points, then started again on the same file; after the last run drains, no accepted write is lost
 // and none was applied twice. The trials live in test/helpers/crash-trials.ts, shared with
@@ -42,7 +42,7 @@ describe('the deduplicating origin (the crash test oracle)', () => {
   });
 });
 
-describe('durable writes across SIGKILLs (CONTRACT rule 10)', () => {
+describe('durable writes across SIGKILLs (rule 10)', () => {
   it(
     `loses no accepted write and applies none twice over ${TRIALS} kills (seed ${SEED})`,
     async () => {
@@ -70,7 +70,7 @@ describe('durable writes across SIGKILLs (CONTRACT rule 10)', () => {
   );
 });
 
-describe('a process SIGKILLed mid-sync, then restarted (issue 11: a lease dies with its holder)', () => {
+describe('a process SIGKILLed mid-sync, then restarted (a lease dies with its holder)', () => {
   // Fixed cases: how many writes the first run submits, and which of its POSTs it dies in (holding the lease).
   it.each([
     { payloads: 3, killAt: 1 },

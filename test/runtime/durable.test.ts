@@ -383,7 +383,7 @@ function stuckStore() {
   return { store, base, release: () => waiting.splice(0).forEach((go) => go()) };
 }
 
-describe('durable work with a store that never answers (issue 11)', () => {
+describe('durable work with a store that never answers', () => {
   it('a durable request whose store.add never answers ends failed within its budget, nothing sent', async () => {
     const { store, base, release } = stuckStore();
     const h = harness([{ reply: respond(201) }], { store });

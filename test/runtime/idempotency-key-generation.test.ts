@@ -1,7 +1,7 @@
 /*
  * Without `crypto.randomUUID` (React Native's Hermes), a client is made and serves requests that need no key;
- * the first one that needs a generated key rejects with a RequestError naming `generateIdempotencyKey`
- * (issue 11, item 9). `globalThis.crypto` is stubbed per test and restored after.
+ * the first one that needs a generated key rejects with a RequestError naming `generateIdempotencyKey`.
+ * `globalThis.crypto` is stubbed per test and restored after.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';

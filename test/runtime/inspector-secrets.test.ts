@@ -8,7 +8,7 @@ import { memoryStore } from '../../src/stores/memory-store.js';
 import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
 import type { Transport, TransportRequest, TransportResult } from '../../src/transports/transport.js';
 
-// CONTRACT rule 9 for the inspector (issue 11, item 12): an `inspect` observer sees every actor, every snapshot
+// rule 9 for the inspector: an `inspect` observer sees every actor, every snapshot
 // (context, children, output), every event and every action with its params. A client full of secrets (a
 // query, a header value, a body, an idempotency key, an auth token, an entry a previous process stored, and
 // errors whose messages or fields quote them) runs interactive and durable requests under an observer that
@@ -142,7 +142,7 @@ async function seededStore(): Promise<OutboxStore> {
   };
 }
 
-describe('inspection and secrets (CONTRACT rule 9)', () => {
+describe('inspection and secrets (rule 9)', () => {
   it('shows the inspector no query, header value, body, idempotency key, token or error detail', async () => {
     const clock = simulatedClock();
     const records: string[] = [];

@@ -59,7 +59,7 @@ describe('a durable request while durable work loads', () => {
     let settled = false;
     void outcome.finally(() => (settled = true));
     await realTurns(60);
-    // Nothing is answered before the request is written (CONTRACT rule 10).
+    // Nothing is answered before the request is written (rule 10).
     expect(settled).toBe(false);
     gate.open();
     expect(await outcome).toMatchObject({ status: 'deferred', reason: 'budget-exhausted' });

@@ -1,5 +1,5 @@
 /*
- * An `onEvent` observer that throws (issue 11, item 11): the request's outcome is what it would have been, and
+ * An `onEvent` observer that throws: the request's outcome is what it would have been, and
  * the error reaches the app: `onEventError(error, event)` when given, else the host's `reportError` (browsers,
  * Deno, Bun), else `console.error`. Globals are stubbed per test and restored after.
  */

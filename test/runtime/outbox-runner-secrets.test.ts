@@ -7,7 +7,7 @@ import { createOutboxRunner } from '../../src/runtime/outbox-runner.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
 import type { OutboxEntry } from '../../src/stores/outbox-store.js';
 
-// Issue 11, item 12: what the outbox runner hands its machine (events sent to it, what its actors and children
+// What the outbox runner hands its machine (events sent to it, what its actors and children
 // answer) holds the entry's counters and times, never its request (path and query, headers, body) or key.
 
 /** A lean runner that records every event sent to the machine and every answer of its actors and children. */

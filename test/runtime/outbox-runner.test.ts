@@ -694,7 +694,7 @@ async function drive<T>(clock: ReturnType<typeof simulatedClock>, promise: Promi
   return promise;
 }
 
-describe('createOutboxRunner: flush results, removal, bounded waits (issue 11)', () => {
+describe('createOutboxRunner: flush results, removal, bounded waits', () => {
   it('flush says what it sent and dead-lettered, with no reason when nothing is left', async () => {
     const t = setup({
       online: false,

@@ -1,5 +1,5 @@
 /*
- * Every field of `client.request` under arbitrary values (issue 11, items 5 and 10). Three properties, fixed
+ * Every field of `client.request` under arbitrary values. Three properties, fixed
  * seeds (a failure names its seed and the shrunk request):
  *
  * - a request made only of valid values proceeds: it resolves with an Outcome;
@@ -9,7 +9,7 @@
  *   included) either resolves with an Outcome or rejects with a RequestError naming one of its fields: never
  *   a TypeError, never a hang.
  *
- * Every path carries a secret in its query, and no error message may repeat it (item 10).
+ * Every path carries a secret in its query, and no error message may repeat it.
  *
  * Headers alone, through `client.request` and `client.fetch`: arbitrary names and values (any string, control
  * characters and non-Latin-1 included) either go through or are refused with a RequestError naming the header
@@ -394,7 +394,7 @@ describe('headers', () => {
   });
 });
 
-describe('deadlineMs (issue 11, item 5)', () => {
+describe('deadlineMs', () => {
   it.each([
     ['the string "1000"', '1000', 'got "1000"'],
     ['true', true, 'got true'],
@@ -460,7 +460,7 @@ describe('policy durations past the longest timer', () => {
   });
 });
 
-describe('paths in RequestError messages (issue 11, item 10)', () => {
+describe('paths in RequestError messages', () => {
   it('never repeat a query string or a fragment', async () => {
     const { client, run } = setUp();
     const cases: [unknown, string][] = [

@@ -48,7 +48,7 @@ function setup(first: Response, options: Partial<FailoverClientOptions> = {}) {
 const busy = (status: number, seconds: string) =>
   respond(status, { 'retry-after': seconds }) as { response: Response };
 
-describe('server holds (issue 14)', () => {
+describe('server holds', () => {
   it('holds back every new attempt of the client to the origin until the Retry-After ends', async () => {
     const h = setup(busy(503, '3').response);
     const first = h.client.request({ path: '/a' });

@@ -1,5 +1,5 @@
 /*
- * `defaultPolicy` and `systemClock` are exported and shared by every client (issue 11, item 6): an app that
+ * `defaultPolicy` and `systemClock` are exported and shared by every client: an app that
  * assigns to them must change nothing, not every client made afterwards.
  */
 import { describe, expect, it } from 'vitest';

@@ -12,7 +12,7 @@ import { closedPort, useLoopback } from '../helpers/loopback-server.js';
 import { respond, scriptedTransport } from '../helpers/scripted-transport.js';
 import { describeOutboxStore, makeEntry } from './store-contract.js';
 
-// keyValueStore (failwise/react-native; issue 12, item 5) over stand-ins of AsyncStorage and MMKV
+// keyValueStore (failwise/react-native) over stand-ins of AsyncStorage and MMKV
 // (test/helpers/key-value-modules.ts): React Native's modules cannot run in Node, their shapes and semantics can.
 
 const shapes = {

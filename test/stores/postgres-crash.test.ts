@@ -1,4 +1,4 @@
-// Many senders under real crashes (issue 16): three worker processes (test/fixtures/pg-worker.ts) share one
+// Many senders under real crashes: three worker processes (test/fixtures/pg-worker.ts) share one
 // outbox on a real PostgreSQL server through per-entry claims, against a loopback origin that deduplicates by
 // Idempotency-Key, and are SIGKILLed at random points; the survivors send what the dead ones claimed or left.
 // Afterwards no accepted write is lost, none was applied twice, and each orderKey's writes were applied in

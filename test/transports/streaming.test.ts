@@ -1,4 +1,4 @@
-// Issue 12, item 2: a body that streams is handed over when its headers arrive, flows with flat memory, and the
+// A body that streams is handed over when its headers arrive, flows with flat memory, and the
 // attempt timeout applies to the wait for headers only. Real loopback servers, both built-in transports.
 import * as http from 'node:http';
 import type { Socket } from 'node:net';

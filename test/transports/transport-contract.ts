@@ -14,7 +14,7 @@
  * - resolves once `request.signal` fires, at any stage (already fired: without connecting; during the
  *   TLS handshake; waiting for the response: within 500 ms, closing that socket; reading the body,
  *   of known length or chunked);
- * - never puts the query string or a header value in a message (CONTRACT rule 9);
+ * - never puts the query string or a header value in a message (rule 9);
  * - leaves no timer on the clock it was given once `send` resolves (each case builds its transport
  *   with `make({ clock })` on a counting clock; a transport that takes no clock ignores it), and no
  *   socket open after a failed TLS handshake or a cut body.

@@ -6,7 +6,7 @@ import { scenarios } from '../../scripts/verify/model-based/scenarios.js';
 import { unreachableThroughClient } from '../../scripts/verify/model-based/unreachable.js';
 
 /**
- * Model-based tests (issue 15, item 3; docs/verification.md): the exploration's paths told to the real client
+ * Model-based tests (docs/verification.md): the exploration's paths told to the real client
  * (`createFailoverClient`, the real fetch transport, two real HTTP origins on 127.0.0.1, a real memory store,
  * a simulated clock), with every machine's transitions counted from its table as the client runs it. Passes
  * only when every scenario ends as it says, takes the transitions it names, and together they take every
