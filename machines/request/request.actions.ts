@@ -177,7 +177,7 @@ export function recordReconcileResult({ context }: Args, output: ReconcileOutput
     return { now, reconciled: true, response: output.response ?? new Response(null, { status: 204 }) };
   }
   if (output.status === 'not-applied') {
-    const failure = context.failures.at(-1);
+    const failure = context.failures[context.failures.length - 1];
     return { now, replayCleared: true, ...(failure ? planAfter(context, failure, now) : {}) };
   }
   return { now };

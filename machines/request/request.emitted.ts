@@ -26,7 +26,7 @@ export function announceAttemptResult({ context }: Args): RequestMachineEmitted 
       at: context.now,
     };
   }
-  const failure = context.failures.at(-1);
+  const failure = context.failures[context.failures.length - 1];
   if (!failure) return undefined;
   return {
     type: 'attempt-failed',
@@ -47,7 +47,7 @@ export function announceBudgetCut({ context }: Args): RequestMachineEmitted {
     type: 'attempt-failed',
     attempt: context.attempts,
     origin: context.origin ?? '',
-    failure: context.failures.at(-1)!,
+    failure: context.failures[context.failures.length - 1]!,
     at: context.now,
     cutByBudget: true,
   };
@@ -59,7 +59,7 @@ export function announceRetry({ context }: Args): RequestMachineEmitted {
     attempt: context.attempts,
     origin: context.origin ?? '',
     delayMs: context.previousDelayMs ?? 0,
-    failure: context.failures.at(-1)!,
+    failure: context.failures[context.failures.length - 1]!,
     at: context.now,
   };
 }

@@ -45,7 +45,7 @@ export const requestInputs = {
   }),
   reconcile: ({ context }: Args): ReconcileInput => ({
     requestId: context.requestId,
-    failure: context.failures.at(-1)!,
+    failure: context.failures[context.failures.length - 1]!,
     attempts: context.attempts,
   }),
 };
@@ -73,7 +73,7 @@ export const requestOutputs = {
       status: 'failed',
       // Every path into `failed` sets a reason; `not-retryable` only guards the type.
       reason: context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
-      failure: context.failures.at(-1),
+      failure: context.failures[context.failures.length - 1],
       response: context.lastResponse,
       origin: context.origin,
       attempts: context.attempts,
@@ -83,7 +83,7 @@ export const requestOutputs = {
     defined({
       status: 'deferred',
       reason: context.reason ?? 'durable',
-      failure: context.failures.at(-1),
+      failure: context.failures[context.failures.length - 1],
       failures: context.failures,
       origin: context.origin,
       attempts: context.attempts,

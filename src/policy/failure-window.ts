@@ -40,7 +40,7 @@ export function recordOutcome(
   const start = Math.floor(now / width) * width;
   // live() filters into a new array, which this call may change: no second copy per outcome.
   const buckets = live(window, windowMs, now) as WindowBucket[];
-  const last = buckets.at(-1);
+  const last = buckets[buckets.length - 1];
   const failures = failed ? 1 : 0;
   if (last?.start === start) {
     buckets[buckets.length - 1] = { start, total: last.total + 1, failures: last.failures + failures };

@@ -82,6 +82,9 @@ export function createClientFactory(defaultTransport: (clock: Clock) => Transpor
   return (options: FailoverClientOptions): FailoverClient => createClient(options, defaultTransport);
 }
 
+/** What a promise ended with, once all that matters is that it ended. */
+const settled = (): void => undefined;
+
 function createClient(
   options: FailoverClientOptions,
   defaultTransport: (clock: Clock) => Transport,
@@ -542,7 +545,10 @@ function createClient(
       const pending = [...inFlight.values()];
       for (const entry of pending) entry.running?.cancel();
       monitor.stop();
-      await Promise.allSettled(pending.flatMap((entry) => (entry.running ? [entry.running.done] : [])));
+      // Settled, not fulfilled: a request that rejects must not end the wait for the others.
+      await Promise.all(
+        pending.flatMap((entry) => (entry.running ? [entry.running.done.then(settled, settled)] : [])),
+      );
       const transportClosed = Promise.resolve(transport.close?.()).catch(() => undefined);
       await outboxClosed;
       const storeToClose = store ?? work?.store;
