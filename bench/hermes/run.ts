@@ -4,6 +4,7 @@
  *   HERMES_VM=../shared/tools/hermes/hermes npm run bench:hermes             prints the tables
  *   HERMES_VM=../shared/tools/hermes/hermes npm run bench:hermes -- --write  and rewrites docs/benchmarks.md's section
  *   ... -- --quick                                                          2 short rounds (a smoke test)
+ *   ... -- --rounds=4                                                       4 rounds rather than 10 (while iterating)
  *
  * Bundles bench/hermes/host.ts and bench/hermes/script.ts for Hermes, compiles them with hermesc as a React
  * Native release build does (scripts/hermes-bytecode.ts) and runs the bytecode on the VM `HERMES_VM` names. A
@@ -26,6 +27,8 @@ const args = new Set(process.argv.slice(2));
 const rounds = args.has('--quick')
   ? { rounds: 2, roundMs: 50, warmupMs: 100 }
   : { rounds: 10, roundMs: 300, warmupMs: 600 };
+const roundsArg = process.argv.find((arg) => arg.startsWith('--rounds='));
+if (roundsArg) rounds.rounds = Number(roundsArg.slice('--rounds='.length));
 
 /** The first line a program prints for `flag` (its version), or why it could not be read. */
 function versionOf(file: string, flag: string): string {

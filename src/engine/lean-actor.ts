@@ -361,11 +361,14 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** The first enabled transition for the event on an atomic state or its nearest ancestor that has one. */
   private firstEnabled(atomic: number, eventless: boolean, args: GuardArgs<TContext>): Selected | undefined {
-    for (const s of this.states[atomic]!.path) {
-      const state = this.states[s]!;
+    // Indexed loops here and below, not for-of: on an engine without a JIT (Hermes) each for-of costs an iterator.
+    const path = this.states[atomic]!.path;
+    for (let p = 0; p < path.length; p++) {
+      const state = this.states[path[p]!]!;
       const candidates = eventless ? state.always : state.on.get(args.event.type);
       if (candidates === undefined) continue;
-      for (const t of candidates) {
+      for (let c = 0; c < candidates.length; c++) {
+        const t = candidates[c]!;
         if (t.row.guard === undefined || this.check(t.row.guard, args)) return t;
       }
     }
@@ -411,10 +414,13 @@ export class LeanActor<TContext, TInput = unknown> {
     if (selected.length === 0) return;
     if (!initial) {
       let exit = 0;
-      for (const t of selected) exit |= this.exitMask(t);
+      for (let i = 0; i < selected.length; i++) exit |= this.exitMask(selected[i]!);
       this.exitStates(exit, event);
     }
-    for (const { row } of selected) if (row.actions) this.execute(row.actions, event);
+    for (let i = 0; i < selected.length; i++) {
+      const actions = selected[i]!.row.actions;
+      if (actions) this.execute(actions, event);
+    }
     this.enterStates(selected, event, initial);
   }
 
@@ -436,27 +442,32 @@ export class LeanActor<TContext, TInput = unknown> {
       bits &= ~(1 << s);
       const state = this.states[s]!;
       this.execute(state.exit, event);
-      for (const after of state.after) this.cancelTimer(after.event);
-      for (const invoke of state.invoke) this.stopChild(invoke.id);
+      const { after, invoke } = state;
+      for (let i = 0; i < after.length; i++) this.cancelTimer(after[i]!.event);
+      for (let i = 0; i < invoke.length; i++) this.stopChild(invoke[i]!.id);
       this.config &= ~(1 << s);
       this.changed = true;
     }
   }
 
   private enterStates(transitions: readonly Selected[], event: Event, initial: boolean): void {
-    for (const s of this.statesToEnter(transitions, initial)) {
+    const entered = this.statesToEnter(transitions, initial);
+    for (let e = 0; e < entered.length; e++) {
+      const s = entered[e]!;
       const state = this.states[s]!;
       this.config |= 1 << s;
       this.changed = true;
       this.execute(state.entry, event);
-      for (const after of state.after) this.armTimer(after.event, after.delay);
-      for (const invoke of state.invoke) this.invoke(invoke, event);
+      const { after, invoke } = state;
+      for (let i = 0; i < after.length; i++) this.armTimer(after[i]!.event, after[i]!.delay);
+      for (let i = 0; i < invoke.length; i++) this.invoke(invoke[i]!, event);
       if (state.type === 'final' && state.parent === 0) {
         // A final child of the root ends the machine; the derivation accepts final states nowhere else.
         for (let a = this.states.length - 1; a >= 0; a--) {
-          if (!this.isActive(a)) continue;
-          this.execute(this.states[a]!.exit, event);
-          for (const after of this.states[a]!.after) this.cancelTimer(after.event);
+          if ((this.config & (1 << a)) === 0) continue;
+          const active = this.states[a]!;
+          this.execute(active.exit, event);
+          for (let i = 0; i < active.after.length; i++) this.cancelTimer(active.after[i]!.event);
         }
         this.status = 'done';
         this.output = this.machineOutput(state, event);
@@ -629,7 +640,8 @@ export class LeanActor<TContext, TInput = unknown> {
     if (actions.length === 0) return;
     // One arguments object for the list: the context is patched in place, so it stays the one to pass.
     const args = { context: this.context, event: event as never };
-    for (const action of actions) {
+    for (let i = 0; i < actions.length; i++) {
+      const action = actions[i]!;
       const impl = this.machine.logic.actions[actionName(action)] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
         (this.internal ??= []).push(impl.event);
@@ -669,14 +681,21 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private performStep(step: ActionStep<TContext>): void {
     this.patch(step.changes);
-    for (const id of step.stop ?? []) this.stopChild(id);
-    for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, undefined);
-    for (const { to, event } of step.send ?? []) {
-      // As XState's sendTo a child by id: the child must be there (else the machine fails), and gets the event
-      // after the step (a child stopped meanwhile ignores it).
-      this.defer(SEND_CHILD, this.findChild(to) ?? to, event);
-    }
-    for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
+    const { stop, start, send, emit } = step;
+    if (stop) for (let i = 0; i < stop.length; i++) this.stopChild(stop[i]!);
+    if (start)
+      for (let i = 0; i < start.length; i++) {
+        const child = start[i]!;
+        this.spawn(child.id, child.src, child.input, undefined);
+      }
+    if (send)
+      for (let i = 0; i < send.length; i++) {
+        const { to, event } = send[i]!;
+        // As XState's sendTo a child by id: the child must be there (else the machine fails), and gets the event
+        // after the step (a child stopped meanwhile ignores it).
+        this.defer(SEND_CHILD, this.findChild(to) ?? to, event);
+      }
+    if (emit) for (let i = 0; i < emit.length; i++) this.emit(emit[i] as { type: string });
   }
 
   private emit(event: { type: string }): void {
@@ -832,35 +851,34 @@ export class LeanActor<TContext, TInput = unknown> {
     try {
       result = effect(child.input as never, signal);
     } catch (error) {
-      this.reply(child, { ok: false, error });
+      this.reply(child, false, error);
       return;
     }
     if (isPromiseLike(result)) {
       result.then(
-        (value) => this.reply(child, { ok: true, value }),
-        (error: unknown) => this.reply(child, { ok: false, error }),
+        (value) => this.reply(child, true, value),
+        (error: unknown) => this.reply(child, false, error),
       );
     } else {
-      this.reply(child, { ok: true, value: result });
+      this.reply(child, true, result);
     }
   }
 
-  /** An actor's answer reaches the machine only while that very child is current. */
-  private reply(child: Child, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+  /**
+   * An actor's answer (`ok`: its output, else its error) reaches the machine only while that very child is
+   * current.
+   */
+  private reply(child: Child, ok: boolean, answer: unknown): void {
     if (child.state !== 'running' || this.findChild(child.id) !== child) return;
     child.state = 'stopped';
     this.dropChild(child);
     const replies = child.replies;
     if (replies === undefined) {
       // A spawned child's answer is the one event it sends back (its wrapper never rejects).
-      if (outcome.ok) this.send(outcome.value as Event);
+      if (ok) this.send(answer as Event);
       return;
     }
-    this.send(
-      outcome.ok
-        ? { type: replies.done, output: outcome.value }
-        : { type: replies.error, error: outcome.error },
-    );
+    this.send(ok ? { type: replies.done, output: answer } : { type: replies.error, error: answer });
   }
 }
 
