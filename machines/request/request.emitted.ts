@@ -28,14 +28,15 @@ export function announceAttemptResult({ context }: Args): RequestMachineEmitted 
   }
   const failure = context.failures[context.failures.length - 1];
   if (!failure) return undefined;
-  return {
+  const event: RequestMachineEmitted & { type: 'attempt-failed' } = {
     type: 'attempt-failed',
     attempt: context.attempts,
     origin: failure.origin,
     failure,
     at: context.now,
-    ...(context.changedInFlight ? { acrossChange: true as const } : {}),
   };
+  if (context.changedInFlight) event.acrossChange = true;
+  return event;
 }
 
 /**

@@ -429,7 +429,15 @@ function createClient(
 
   /** A transport's result as the machine reads it: when it came, and the credentials' generation it was sent with. */
   function attemptOutput(result: TransportResult, authGeneration?: number): AttemptOutput {
-    return Object.assign({}, result, { at: clock.now(), authGeneration });
+    // A copy by hand, then the two fields: Object.assign with a second source costs Hermes (no JIT) about 1 µs,
+    // and a spread that adds keys takes V8 (Node 20) a slow path; this costs both less.
+    const output: Record<string, unknown> = {};
+    for (const key in result)
+      if (Object.prototype.hasOwnProperty.call(result, key))
+        output[key] = result[key as keyof TransportResult];
+    output.at = clock.now();
+    output.authGeneration = authGeneration;
+    return output as AttemptOutput;
   }
 
   /**
