@@ -441,7 +441,8 @@ export class LeanActor<TContext, TInput = unknown> {
       const s = 31 - Math.clz32(bits);
       bits &= ~(1 << s);
       const state = this.states[s]!;
-      this.execute(state.exit, event);
+      // Most states have no exit actions: no call for an empty list.
+      if (state.exit.length > 0) this.execute(state.exit, event);
       const { after, invoke } = state;
       for (let i = 0; i < after.length; i++) this.cancelTimer(after[i]!.event);
       for (let i = 0; i < invoke.length; i++) this.stopChild(invoke[i]!.id);
@@ -457,7 +458,7 @@ export class LeanActor<TContext, TInput = unknown> {
       const state = this.states[s]!;
       this.config |= 1 << s;
       this.changed = true;
-      this.execute(state.entry, event);
+      if (state.entry.length > 0) this.execute(state.entry, event);
       const { after, invoke } = state;
       for (let i = 0; i < after.length; i++) this.armTimer(after[i]!.event, after[i]!.delay);
       for (let i = 0; i < invoke.length; i++) this.invoke(invoke[i]!, event);
@@ -466,7 +467,7 @@ export class LeanActor<TContext, TInput = unknown> {
         for (let a = this.states.length - 1; a >= 0; a--) {
           if ((this.config & (1 << a)) === 0) continue;
           const active = this.states[a]!;
-          this.execute(active.exit, event);
+          if (active.exit.length > 0) this.execute(active.exit, event);
           for (let i = 0; i < active.after.length; i++) this.cancelTimer(active.after[i]!.event);
         }
         this.status = 'done';
@@ -647,7 +648,8 @@ export class LeanActor<TContext, TInput = unknown> {
         (this.internal ??= []).push(impl.event);
         continue;
       }
-      const params = this.paramsOf(action, event);
+      // The params function gets the same { context, event } as the action (it only reads them).
+      const params = typeof action === 'string' ? undefined : this.paramsOf(action, args);
       if (impl.kind === 'assign') {
         this.patch(impl.run(args, params as never));
       } else if (impl.kind === 'emit') {
@@ -663,11 +665,10 @@ export class LeanActor<TContext, TInput = unknown> {
     }
   }
 
-  private paramsOf(action: ActionRow, event: Event): unknown {
-    if (typeof action === 'string') return undefined;
+  private paramsOf(action: Exclude<ActionRow, string>, args: { context: TContext; event: never }): unknown {
     const params = action.params;
     if ('value' in params) return params.value;
-    return this.machine.logic.params[params.from]!({ context: this.context, event });
+    return this.machine.logic.params[params.from]!(args);
   }
 
   /**
