@@ -60,14 +60,15 @@ export const requestParams = {
 };
 
 export const requestOutputs = {
-  succeeded: ({ context }: Args) =>
-    defined({
-      status: 'succeeded',
-      response: context.response!,
-      origin: context.origin ?? '',
-      attempts: context.attempts,
-      reconciled: context.reconciled || undefined,
-    }),
+  // Every request that succeeds ends here: built with its defined keys only, rather than copied by `defined`.
+  succeeded: ({ context }: Args) => {
+    const out: Record<string, unknown> = { status: 'succeeded' };
+    if (context.response !== undefined) out.response = context.response;
+    out.origin = context.origin ?? '';
+    out.attempts = context.attempts;
+    if (context.reconciled) out.reconciled = context.reconciled;
+    return out as RequestMachineOutput;
+  },
   failed: ({ context }: Args) =>
     defined({
       status: 'failed',
