@@ -8,6 +8,7 @@ import { isSafeMethod } from '../policy/methods.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { TransportErrorPhase, TransportResult } from '../policy/transport-result.js';
+import { StampedAttempt } from './stamped-attempt.js';
 import type { AttemptInput, AttemptOutput } from '../../machines/request/request.types.js';
 import { fetchTransport } from '../transports/fetch-transport.js';
 import type { Transport } from '../transports/transport.js';
@@ -367,7 +368,7 @@ function createClient(
     nothingSent('offline', 'the connectivity source reports offline; nothing was sent');
 
   /** One attempt: the request's headers, credentials where allowed, then the transport. */
-  function runAttempt(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput> {
+  function runAttempt(input: AttemptInput, signal: AbortSignal): PromiseLike<AttemptOutput> {
     const { prepared } = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
     if (isOffline()) return Promise.resolve(sentNothingOffline());
@@ -401,15 +402,16 @@ function createClient(
     origin: ResolvedOrigin,
     headers: Record<string, string>,
     authGeneration: number | undefined,
-  ): Promise<AttemptOutput> {
+  ): PromiseLike<AttemptOutput> {
     // The key comes from the runtime's own copy of the request: the machine knows only that there is one.
     if (prepared.idempotencyKey !== undefined)
       headers[policy.idempotency.header.toLowerCase()] = prepared.idempotencyKey;
     if (policy.attemptHeader) {
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
-    return transport
-      .send({
+    // Stamped in the reaction that hands the result to the machine, not in a `then` of its own (stamped-attempt.ts).
+    return new StampedAttempt(
+      transport.send({
         url: origin.base + prepared.path,
         method: prepared.method,
         headers,
@@ -422,11 +424,10 @@ function createClient(
         stream: prepared.stream,
         // The caller's signal ends a body handed over as a stream after the attempt ended (docs/transports.md).
         bodySignal: prepared.signal,
-      })
-      .then(
-        // Without credentials, one function for every attempt: an attempt in flight holds no closure for it.
-        authGeneration === undefined ? attemptOutput : (result) => attemptOutput(result, authGeneration),
-      );
+      }),
+      attemptOutput,
+      authGeneration,
+    );
   }
 
   /** A transport's result as the machine reads it: when it came, and the credentials' generation it was sent with. */
