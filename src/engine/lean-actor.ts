@@ -380,7 +380,12 @@ export class LeanActor<TContext, TInput = unknown> {
       const fn = this.machine.logic.guards[guard] as (args: GuardArgs<TContext>) => boolean;
       return fn(args);
     }
-    if ('and' in guard) return guard.and.every((g) => this.check(g, args));
+    if ('and' in guard) {
+      // A loop, not `every` with a callback: an interpreter pays for the callback on every guard of the list.
+      const all = guard.and;
+      for (let i = 0; i < all.length; i++) if (!this.check(all[i]!, args)) return false;
+      return true;
+    }
     return !this.check(guard.not, args);
   }
 
