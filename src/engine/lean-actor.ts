@@ -361,16 +361,15 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** The first enabled transition for the event on an atomic state or its nearest ancestor that has one. */
   private firstEnabled(atomic: number, eventless: boolean, args: GuardArgs<TContext>): Selected | undefined {
-    // Indexed loops here and below, not for-of: on an engine without a JIT (Hermes) each for-of costs an iterator.
-    const path = this.states[atomic]!.path;
-    for (let p = 0; p < path.length; p++) {
-      const state = this.states[path[p]!]!;
-      const candidates = eventless ? state.always : state.on.get(args.event.type);
-      if (candidates === undefined) continue;
-      for (let c = 0; c < candidates.length; c++) {
-        const t = candidates[c]!;
-        if (t.row.guard === undefined || this.check(t.row.guard, args)) return t;
-      }
+    // The candidates of the state and its ancestors, nearest first, listed once per table (`compile`): one lookup,
+    // not one per ancestor. Indexed loops here and below, not for-of: on an engine without a JIT (Hermes) each
+    // for-of costs an iterator.
+    const state = this.states[atomic]!;
+    const candidates = eventless ? state.alwaysOnPath : state.onPath.get(args.event.type);
+    if (candidates === undefined) return undefined;
+    for (let c = 0; c < candidates.length; c++) {
+      const t = candidates[c]!;
+      if (t.row.guard === undefined || this.check(t.row.guard, args)) return t;
     }
     return undefined;
   }
@@ -918,6 +917,9 @@ interface State {
   /** Transitions by event type, each paired with this state as its source. */
   readonly on: ReadonlyMap<string, readonly Selected[]>;
   readonly always: readonly Selected[];
+  /** `on` of this state, then of each ancestor up to the root, in that order: what selection walks. */
+  readonly onPath: ReadonlyMap<string, readonly Selected[]>;
+  readonly alwaysOnPath: readonly Selected[];
   readonly output?: string | undefined;
   readonly atomic: boolean;
   /** This state, then its ancestors up to the root. */
@@ -954,7 +956,7 @@ function compile(table: MachineTable): Compiled {
       throw new MachineError(`${table.id}: ${rows.length} states, more than the 31 the executor can run`);
     const ids = stateIds(table);
     const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
-    const states: State[] = rows.map((row, i) => {
+    const partial = rows.map((row, i): Omit<State, 'onPath' | 'alwaysOnPath'> => {
       const path = pathOf(i);
       const pair = (list: readonly TransitionRow[] = []) => list.map((t) => ({ row: t, source: i }));
       const type = row.type ?? 'atomic';
@@ -980,6 +982,16 @@ function compile(table: MachineTable): Compiled {
           0,
         ),
       };
+    });
+    const states: State[] = partial.map((state) => {
+      const onPath = new Map<string, Selected[]>();
+      const alwaysOnPath: Selected[] = [];
+      for (const s of state.path) {
+        const on = partial[s]!;
+        for (const [type, list] of on.on) onPath.set(type, [...(onPath.get(type) ?? []), ...list]);
+        alwaysOnPath.push(...on.always);
+      }
+      return { ...state, onPath, alwaysOnPath };
     });
     let alwaysMask = 0;
     let atomicMask = 0;
