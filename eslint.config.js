@@ -100,6 +100,48 @@ const PURE_TIME_RULES = {
   ],
 };
 
+/**
+ * Built-ins that React Native's Hermes before 0.70 lacks (Hermes 0.12: no `Array.prototype.at`, no
+ * `Promise.allSettled` or `Promise.any`, no `WeakRef`): shipped code that React Native can load must not use them,
+ * so that an app below the stated minimum (README, "React Native") meets no missing built-in either.
+ */
+const HERMES_MESSAGE = 'missing from older Hermes (React Native before 0.70); see README, "React Native"';
+const HERMES_SYNTAX = [
+  {
+    selector:
+      "CallExpression[callee.type='MemberExpression'][callee.property.name=/^(at|findLast|findLastIndex)$/]",
+    message: `\`.at()\`, \`.findLast()\` and \`.findLastIndex()\` are ${HERMES_MESSAGE}: index with \`length - 1\`.`,
+  },
+];
+const HERMES_PROPERTIES = ['allSettled', 'any', 'withResolvers'].map((property) => ({
+  object: 'Promise',
+  property,
+  message: `\`Promise.${property}\` is ${HERMES_MESSAGE}.`,
+}));
+const HERMES_GLOBALS = ['WeakRef', 'FinalizationRegistry', 'AggregateError', 'structuredClone'].map(
+  (name) => ({
+    name,
+    message: `\`${name}\` is ${HERMES_MESSAGE}.`,
+  }),
+);
+const HERMES_RULES = {
+  'no-restricted-globals': ['error', ...HERMES_GLOBALS],
+  'no-restricted-properties': ['error', ...HERMES_PROPERTIES],
+  'no-restricted-syntax': ['error', ...HERMES_SYNTAX],
+};
+
+/**
+ * `rules` with the Hermes entries added to its restricted globals, properties and syntax: a later config block's
+ * options for a rule replace an earlier one's, so a layer with its own list must carry these too.
+ */
+const withHermesRules = (/** @type {Record<string, any[]>} */ rules) =>
+  Object.fromEntries(
+    Object.entries(HERMES_RULES).map(([rule, [level, ...entries]]) => [
+      rule,
+      [level, ...entries, ...(rules[rule]?.slice(1) ?? [])],
+    ]),
+  );
+
 export default defineConfig(
   {
     ignores: ['dist/', 'coverage/', 'node_modules/', 'docs/', '.drill/', '.stryker-tmp/', 'reports/'],
@@ -135,12 +177,19 @@ export default defineConfig(
     },
   },
 
+  // Shipped code React Native can load: no built-in older Hermes lacks (the Node-only drill CLI aside).
+  {
+    files: ['src/**/*.ts', 'machines/**/*.ts'],
+    ignores: ['src/drill/**'],
+    rules: HERMES_RULES,
+  },
+
   // Layering: the pure policy layer.
   {
     files: ['src/policy/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: POLICY_IMPORTS }],
-      ...PURE_TIME_RULES,
+      ...withHermesRules(PURE_TIME_RULES),
     },
   },
 
@@ -149,7 +198,7 @@ export default defineConfig(
     files: ['machines/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: MACHINES_IMPORTS }],
-      ...PURE_TIME_RULES,
+      ...withHermesRules(PURE_TIME_RULES),
     },
   },
 

@@ -9,22 +9,9 @@
 import { performance } from 'node:perf_hooks';
 
 import { median, type PeerId, type TimingRow, type TimingSection } from './report.js';
+import { interleavedRounds as roundsOn, type Peer, type RoundsOptions } from './rounds.js';
 
-export interface Peer {
-  id: PeerId;
-  /** One call; resolves when it is done. */
-  call: () => Promise<unknown>;
-  /** Throws when the calls since `reset` did not do what they must (e.g. not 2 sends per call when retrying). */
-  check?: (calls: number) => void;
-  /** Resets what `check` counts. */
-  reset?: () => void;
-}
-
-export interface RoundsOptions {
-  rounds: number;
-  roundMs: number;
-  warmupMs: number;
-}
+export type { Peer, RoundsOptions };
 
 /** A full gc, when node runs with --expose-gc. */
 export function collectGarbage(): void {
@@ -35,61 +22,12 @@ export function collectGarbage(): void {
   }
 }
 
-/** Runs `peer` in chunks of `chunk` calls for at least `ms`; returns the calls made and the time taken. */
-async function runFor(peer: Peer, ms: number, chunk: number): Promise<{ calls: number; ms: number }> {
-  peer.reset?.();
-  let calls = 0;
-  const start = performance.now();
-  let elapsed: number;
-  do {
-    for (let i = 0; i < chunk; i++) await peer.call();
-    calls += chunk;
-    elapsed = performance.now() - start;
-  } while (elapsed < ms);
-  peer.check?.(calls);
-  return { calls, ms: elapsed };
+/** Runs the peers in interleaved rounds, on this process's monotonic clock; each row's figures are per call, in µs. */
+export function interleavedRounds(peers: Peer[], options: RoundsOptions): Promise<TimingSection> {
+  return roundsOn(() => performance.now(), peers, options);
 }
 
-/** Runs the peers in interleaved rounds; each row's figures are per call, in µs. */
-export async function interleavedRounds(peers: Peer[], options: RoundsOptions): Promise<TimingSection> {
-  // Warm-up (JIT, caches), twice, which also sizes each peer's chunk from the rate seen the second time.
-  const chunks = new Map<PeerId, number>();
-  for (let pass = 0; pass < 2; pass++) {
-    for (const peer of peers) {
-      const { calls, ms } = await runFor(peer, options.warmupMs / 2, chunks.get(peer.id) ?? 1);
-      chunks.set(peer.id, Math.max(1, Math.round(calls / ms)));
-    }
-  }
-  const means = new Map<PeerId, number[]>(peers.map((peer) => [peer.id, []]));
-  const totals = new Map<PeerId, { ms: number; calls: number }>();
-  for (let r = 0; r < options.rounds; r++) {
-    for (let i = 0; i < peers.length; i++) {
-      const peer = peers[(i + r) % peers.length]!;
-      const chunk = chunks.get(peer.id)!;
-      const { calls, ms } = await runFor(peer, options.roundMs, chunk);
-      means.get(peer.id)!.push((ms * 1_000) / calls);
-      const total = totals.get(peer.id) ?? { ms: 0, calls: 0 };
-      totals.set(peer.id, { ms: total.ms + ms, calls: total.calls + calls });
-    }
-  }
-  const rows: TimingRow[] = peers.map(({ id }) => {
-    const perRound = means.get(id)!;
-    const total = totals.get(id)!;
-    return {
-      id,
-      meanUs: (total.ms * 1_000) / total.calls,
-      medianUs: median(perRound),
-      minUs: Math.min(...perRound),
-      maxUs: Math.max(...perRound),
-      calls: total.calls,
-      rounds: perRound.length,
-    };
-  });
-  return { rows, roundMs: options.roundMs };
-}
-
-/** How long a server that answers after a wait (bench/peers.ts's `waited`, bench/compare.ts) takes, on a real timer. */
-export const WAIT_MS = 2;
+export { WAIT_MS } from './scenarios.js';
 
 export interface CpuRoundsOptions {
   rounds: number;

@@ -314,7 +314,7 @@ const outcomeList = (outcomes: Record<string, number>): string => {
   return entries.length === 0 ? 'none' : entries.map(([name, count]) => `${name} ${fmt(count)}`).join(', ');
 };
 
-function timingTable(section: TimingSection): string {
+export function timingTable(section: TimingSection): string {
   const base = row(section, 'cockatiel').meanUs;
   const hand = row(section, 'handLoop').meanUs;
   return renderTable(

@@ -26,6 +26,7 @@ import { format, resolveConfig } from 'prettier';
 
 import { measureBundles } from './bundle.js';
 import { keepFleetSection } from './fleet/fleet-doc.js';
+import { keepHermesSection } from './hermes/hermes-report.js';
 import { WAIT_MS, interleavedCpuRounds, interleavedRounds, type Peer } from './harness.js';
 import { measureLoad, measureThroughput } from './http.js';
 import { startLoopbackServer } from './loopback-server.js';
@@ -135,7 +136,8 @@ async function main(): Promise<void> {
   for (const { title, table } of sections(results)) console.log(`\n${title}\n\n${table}`);
   if (args.has('--write')) {
     // The fleet section (`npm run bench:fleet -- --write`) is that benchmark's: kept as it is.
-    const markdown = keepFleetSection(renderMarkdown(results), readFileSync(DOC, 'utf8'));
+    const old = readFileSync(DOC, 'utf8');
+    const markdown = keepHermesSection(keepFleetSection(renderMarkdown(results), old), old);
     // The tables are already laid out as Prettier lays them out; formatting keeps `prettier --check` passing
     // whatever the figures' widths.
     const options = (await resolveConfig(DOC)) ?? {};

@@ -16,11 +16,17 @@ export function selectOrigin(
   skip?: (origin: string) => boolean,
 ): string | undefined {
   const onPrimary = state === 'healthy' || state === 'suspect';
-  const candidates = onPrimary ? context.origins : context.origins.slice(1);
-  return candidates.find(
-    (origin) =>
+  const { origins } = context;
+  // A loop from the first candidate, not `slice().find(callback)`: every attempt asks, and on an engine without
+  // a JIT (Hermes) the copy and a callback per origin cost more than the test itself.
+  for (let i = onPrimary ? 0 : 1; i < origins.length; i++) {
+    const origin = origins[i]!;
+    if (
       (!write || origin.accepts === 'all') &&
       !(skip !== undefined && skip(origin.id)) &&
-      !((perOrigin(context.backupDownUntil, origin.id) ?? -Infinity) > now),
-  )?.id;
+      !((perOrigin(context.backupDownUntil, origin.id) ?? -Infinity) > now)
+    )
+      return origin.id;
+  }
+  return undefined;
 }

@@ -8,7 +8,7 @@ import type { OutboxEntryRecord } from './outbox.types.js';
  * by the inspector and kept in snapshots, so the runtime passes this instead (CONTRACT rule 9).
  */
 export function entryRecordOf(entry: OutboxEntryRecord): OutboxEntryRecord {
-  const last = entry.failures?.at(-1);
+  const last = entry.failures?.[entry.failures.length - 1];
   const record: OutboxEntryRecord = {
     id: entry.id,
     createdAt: entry.createdAt,

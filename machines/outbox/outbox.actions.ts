@@ -69,7 +69,7 @@ export function initialContext(input: OutboxMachineInput): OutboxMachineContext 
 
 /** What the machine keeps of a stored entry: its counters, never its request. */
 export function summarize(record: OutboxEntryRecord): OutboxEntrySummary {
-  const last = record.failures?.at(-1);
+  const last = record.failures?.[record.failures.length - 1];
   return {
     id: record.id,
     orderKey: record.orderKey,

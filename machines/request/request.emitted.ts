@@ -26,16 +26,17 @@ export function announceAttemptResult({ context }: Args): RequestMachineEmitted 
       at: context.now,
     };
   }
-  const failure = context.failures.at(-1);
+  const failure = context.failures[context.failures.length - 1];
   if (!failure) return undefined;
-  return {
+  const event: RequestMachineEmitted & { type: 'attempt-failed' } = {
     type: 'attempt-failed',
     attempt: context.attempts,
     origin: failure.origin,
     failure,
     at: context.now,
-    ...(context.changedInFlight ? { acrossChange: true as const } : {}),
   };
+  if (context.changedInFlight) event.acrossChange = true;
+  return event;
 }
 
 /**
@@ -63,7 +64,7 @@ export function announceBudgetCut({ context }: Args): RequestMachineEmitted {
     type: 'attempt-failed',
     attempt: context.attempts,
     origin: context.origin ?? '',
-    failure: context.failures.at(-1)!,
+    failure: context.failures[context.failures.length - 1]!,
     at: context.now,
     cutByBudget: true,
   };
@@ -75,7 +76,7 @@ export function announceRetry({ context }: Args): RequestMachineEmitted {
     attempt: context.attempts,
     origin: context.origin ?? '',
     delayMs: context.previousDelayMs ?? 0,
-    failure: context.failures.at(-1)!,
+    failure: context.failures[context.failures.length - 1]!,
     at: context.now,
   };
 }

@@ -19,7 +19,8 @@ type GuardArgs = { context: RequestMachineContext };
 /** These guards read the output of the invoked actor whose done event is being handled. */
 const outputOf = <T>(event: unknown) => (event as { output: T }).output;
 
-const lastFailure = (context: RequestMachineContext): Failure | undefined => context.failures.at(-1);
+const lastFailure = (context: RequestMachineContext): Failure | undefined =>
+  context.failures[context.failures.length - 1];
 
 export const requestGuards = {
   /** The last attempt got a success status. */

@@ -45,7 +45,7 @@ export const requestInputs = {
   }),
   reconcile: ({ context }: Args): ReconcileInput => ({
     requestId: context.requestId,
-    failure: context.failures.at(-1)!,
+    failure: context.failures[context.failures.length - 1]!,
     attempts: context.attempts,
   }),
 };
@@ -60,20 +60,21 @@ export const requestParams = {
 };
 
 export const requestOutputs = {
-  succeeded: ({ context }: Args) =>
-    defined({
-      status: 'succeeded',
-      response: context.response!,
-      origin: context.origin ?? '',
-      attempts: context.attempts,
-      reconciled: context.reconciled || undefined,
-    }),
+  // Every request that succeeds ends here: built with its defined keys only, rather than copied by `defined`.
+  succeeded: ({ context }: Args) => {
+    const out: Record<string, unknown> = { status: 'succeeded' };
+    if (context.response !== undefined) out.response = context.response;
+    out.origin = context.origin ?? '';
+    out.attempts = context.attempts;
+    if (context.reconciled) out.reconciled = context.reconciled;
+    return out as RequestMachineOutput;
+  },
   failed: ({ context }: Args) =>
     defined({
       status: 'failed',
       // Every path into `failed` sets a reason; `not-retryable` only guards the type.
       reason: context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
-      failure: context.failures.at(-1),
+      failure: context.failures[context.failures.length - 1],
       response: context.lastResponse,
       origin: context.origin,
       attempts: context.attempts,
@@ -83,7 +84,7 @@ export const requestOutputs = {
     defined({
       status: 'deferred',
       reason: context.reason ?? 'durable',
-      failure: context.failures.at(-1),
+      failure: context.failures[context.failures.length - 1],
       failures: context.failures,
       origin: context.origin,
       attempts: context.attempts,

@@ -361,13 +361,15 @@ export class LeanActor<TContext, TInput = unknown> {
 
   /** The first enabled transition for the event on an atomic state or its nearest ancestor that has one. */
   private firstEnabled(atomic: number, eventless: boolean, args: GuardArgs<TContext>): Selected | undefined {
-    for (const s of this.states[atomic]!.path) {
-      const state = this.states[s]!;
-      const candidates = eventless ? state.always : state.on.get(args.event.type);
-      if (candidates === undefined) continue;
-      for (const t of candidates) {
-        if (t.row.guard === undefined || this.check(t.row.guard, args)) return t;
-      }
+    // The candidates of the state and its ancestors, nearest first, listed once per table (`compile`): one lookup,
+    // not one per ancestor. Indexed loops here and below, not for-of: on an engine without a JIT (Hermes) each
+    // for-of costs an iterator.
+    const state = this.states[atomic]!;
+    const candidates = eventless ? state.alwaysOnPath : state.onPath.get(args.event.type);
+    if (candidates === undefined) return undefined;
+    for (let c = 0; c < candidates.length; c++) {
+      const t = candidates[c]!;
+      if (t.row.guard === undefined || this.check(t.row.guard, args)) return t;
     }
     return undefined;
   }
@@ -377,7 +379,12 @@ export class LeanActor<TContext, TInput = unknown> {
       const fn = this.machine.logic.guards[guard] as (args: GuardArgs<TContext>) => boolean;
       return fn(args);
     }
-    if ('and' in guard) return guard.and.every((g) => this.check(g, args));
+    if ('and' in guard) {
+      // A loop, not `every` with a callback: an interpreter pays for the callback on every guard of the list.
+      const all = guard.and;
+      for (let i = 0; i < all.length; i++) if (!this.check(all[i]!, args)) return false;
+      return true;
+    }
     return !this.check(guard.not, args);
   }
 
@@ -411,10 +418,13 @@ export class LeanActor<TContext, TInput = unknown> {
     if (selected.length === 0) return;
     if (!initial) {
       let exit = 0;
-      for (const t of selected) exit |= this.exitMask(t);
+      for (let i = 0; i < selected.length; i++) exit |= this.exitMask(selected[i]!);
       this.exitStates(exit, event);
     }
-    for (const { row } of selected) if (row.actions) this.execute(row.actions, event);
+    for (let i = 0; i < selected.length; i++) {
+      const actions = selected[i]!.row.actions;
+      if (actions) this.execute(actions, event);
+    }
     this.enterStates(selected, event, initial);
   }
 
@@ -435,28 +445,34 @@ export class LeanActor<TContext, TInput = unknown> {
       const s = 31 - Math.clz32(bits);
       bits &= ~(1 << s);
       const state = this.states[s]!;
-      this.execute(state.exit, event);
-      for (const after of state.after) this.cancelTimer(after.event);
-      for (const invoke of state.invoke) this.stopChild(invoke.id);
+      // Most states have no exit actions: no call for an empty list.
+      if (state.exit.length > 0) this.execute(state.exit, event);
+      const { after, invoke } = state;
+      for (let i = 0; i < after.length; i++) this.cancelTimer(after[i]!.event);
+      for (let i = 0; i < invoke.length; i++) this.stopChild(invoke[i]!.id);
       this.config &= ~(1 << s);
       this.changed = true;
     }
   }
 
   private enterStates(transitions: readonly Selected[], event: Event, initial: boolean): void {
-    for (const s of this.statesToEnter(transitions, initial)) {
+    const entered = this.statesToEnter(transitions, initial);
+    for (let e = 0; e < entered.length; e++) {
+      const s = entered[e]!;
       const state = this.states[s]!;
       this.config |= 1 << s;
       this.changed = true;
-      this.execute(state.entry, event);
-      for (const after of state.after) this.armTimer(after.event, after.delay);
-      for (const invoke of state.invoke) this.invoke(invoke, event);
+      if (state.entry.length > 0) this.execute(state.entry, event);
+      const { after, invoke } = state;
+      for (let i = 0; i < after.length; i++) this.armTimer(after[i]!.event, after[i]!.delay);
+      for (let i = 0; i < invoke.length; i++) this.invoke(invoke[i]!, event);
       if (state.type === 'final' && state.parent === 0) {
         // A final child of the root ends the machine; the derivation accepts final states nowhere else.
         for (let a = this.states.length - 1; a >= 0; a--) {
-          if (!this.isActive(a)) continue;
-          this.execute(this.states[a]!.exit, event);
-          for (const after of this.states[a]!.after) this.cancelTimer(after.event);
+          if ((this.config & (1 << a)) === 0) continue;
+          const active = this.states[a]!;
+          if (active.exit.length > 0) this.execute(active.exit, event);
+          for (let i = 0; i < active.after.length; i++) this.cancelTimer(active.after[i]!.event);
         }
         this.status = 'done';
         this.output = this.machineOutput(state, event);
@@ -629,13 +645,15 @@ export class LeanActor<TContext, TInput = unknown> {
     if (actions.length === 0) return;
     // One arguments object for the list: the context is patched in place, so it stays the one to pass.
     const args = { context: this.context, event: event as never };
-    for (const action of actions) {
+    for (let i = 0; i < actions.length; i++) {
+      const action = actions[i]!;
       const impl = this.machine.logic.actions[actionName(action)] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
         (this.internal ??= []).push(impl.event);
         continue;
       }
-      const params = this.paramsOf(action, event);
+      // The params function gets the same { context, event } as the action (it only reads them).
+      const params = typeof action === 'string' ? undefined : this.paramsOf(action, args);
       if (impl.kind === 'assign') {
         this.patch(impl.run(args, params as never));
       } else if (impl.kind === 'emit') {
@@ -651,11 +669,10 @@ export class LeanActor<TContext, TInput = unknown> {
     }
   }
 
-  private paramsOf(action: ActionRow, event: Event): unknown {
-    if (typeof action === 'string') return undefined;
+  private paramsOf(action: Exclude<ActionRow, string>, args: { context: TContext; event: never }): unknown {
     const params = action.params;
     if ('value' in params) return params.value;
-    return this.machine.logic.params[params.from]!({ context: this.context, event });
+    return this.machine.logic.params[params.from]!(args);
   }
 
   /**
@@ -669,14 +686,21 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private performStep(step: ActionStep<TContext>): void {
     this.patch(step.changes);
-    for (const id of step.stop ?? []) this.stopChild(id);
-    for (const child of step.start ?? []) this.spawn(child.id, child.src, child.input, undefined);
-    for (const { to, event } of step.send ?? []) {
-      // As XState's sendTo a child by id: the child must be there (else the machine fails), and gets the event
-      // after the step (a child stopped meanwhile ignores it).
-      this.defer(SEND_CHILD, this.findChild(to) ?? to, event);
-    }
-    for (const emitted of step.emit ?? []) this.emit(emitted as { type: string });
+    const { stop, start, send, emit } = step;
+    if (stop) for (let i = 0; i < stop.length; i++) this.stopChild(stop[i]!);
+    if (start)
+      for (let i = 0; i < start.length; i++) {
+        const child = start[i]!;
+        this.spawn(child.id, child.src, child.input, undefined);
+      }
+    if (send)
+      for (let i = 0; i < send.length; i++) {
+        const { to, event } = send[i]!;
+        // As XState's sendTo a child by id: the child must be there (else the machine fails), and gets the event
+        // after the step (a child stopped meanwhile ignores it).
+        this.defer(SEND_CHILD, this.findChild(to) ?? to, event);
+      }
+    if (emit) for (let i = 0; i < emit.length; i++) this.emit(emit[i] as { type: string });
   }
 
   private emit(event: { type: string }): void {
@@ -832,35 +856,34 @@ export class LeanActor<TContext, TInput = unknown> {
     try {
       result = effect(child.input as never, signal);
     } catch (error) {
-      this.reply(child, { ok: false, error });
+      this.reply(child, false, error);
       return;
     }
     if (isPromiseLike(result)) {
       result.then(
-        (value) => this.reply(child, { ok: true, value }),
-        (error: unknown) => this.reply(child, { ok: false, error }),
+        (value) => this.reply(child, true, value),
+        (error: unknown) => this.reply(child, false, error),
       );
     } else {
-      this.reply(child, { ok: true, value: result });
+      this.reply(child, true, result);
     }
   }
 
-  /** An actor's answer reaches the machine only while that very child is current. */
-  private reply(child: Child, outcome: { ok: true; value: unknown } | { ok: false; error: unknown }): void {
+  /**
+   * An actor's answer (`ok`: its output, else its error) reaches the machine only while that very child is
+   * current.
+   */
+  private reply(child: Child, ok: boolean, answer: unknown): void {
     if (child.state !== 'running' || this.findChild(child.id) !== child) return;
     child.state = 'stopped';
     this.dropChild(child);
     const replies = child.replies;
     if (replies === undefined) {
       // A spawned child's answer is the one event it sends back (its wrapper never rejects).
-      if (outcome.ok) this.send(outcome.value as Event);
+      if (ok) this.send(answer as Event);
       return;
     }
-    this.send(
-      outcome.ok
-        ? { type: replies.done, output: outcome.value }
-        : { type: replies.error, error: outcome.error },
-    );
+    this.send(ok ? { type: replies.done, output: answer } : { type: replies.error, error: answer });
   }
 }
 
@@ -894,6 +917,9 @@ interface State {
   /** Transitions by event type, each paired with this state as its source. */
   readonly on: ReadonlyMap<string, readonly Selected[]>;
   readonly always: readonly Selected[];
+  /** `on` of this state, then of each ancestor up to the root, in that order: what selection walks. */
+  readonly onPath: ReadonlyMap<string, readonly Selected[]>;
+  readonly alwaysOnPath: readonly Selected[];
   readonly output?: string | undefined;
   readonly atomic: boolean;
   /** This state, then its ancestors up to the root. */
@@ -930,7 +956,7 @@ function compile(table: MachineTable): Compiled {
       throw new MachineError(`${table.id}: ${rows.length} states, more than the 31 the executor can run`);
     const ids = stateIds(table);
     const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
-    const states: State[] = rows.map((row, i) => {
+    const partial = rows.map((row, i): Omit<State, 'onPath' | 'alwaysOnPath'> => {
       const path = pathOf(i);
       const pair = (list: readonly TransitionRow[] = []) => list.map((t) => ({ row: t, source: i }));
       const type = row.type ?? 'atomic';
@@ -956,6 +982,16 @@ function compile(table: MachineTable): Compiled {
           0,
         ),
       };
+    });
+    const states: State[] = partial.map((state) => {
+      const onPath = new Map<string, Selected[]>();
+      const alwaysOnPath: Selected[] = [];
+      for (const s of state.path) {
+        const on = partial[s]!;
+        for (const [type, list] of on.on) onPath.set(type, [...(onPath.get(type) ?? []), ...list]);
+        alwaysOnPath.push(...on.always);
+      }
+      return { ...state, onPath, alwaysOnPath };
     });
     let alwaysMask = 0;
     let atomicMask = 0;

@@ -81,14 +81,15 @@ export function classifyResult(
   // A success has no wait to honour: its headers are not read.
   if (failureClass === undefined) return undefined;
   const retryAfterMs = parseRetryAfter(headers.get('retry-after'), options.now);
-  return {
+  const failure: Failure = {
     class: failureClass,
     requestSent: 'yes',
     origin,
     status,
     message: `HTTP ${status} ${statusText.trim()}`.trim(),
-    ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
   };
+  if (retryAfterMs !== undefined) failure.retryAfterMs = retryAfterMs;
+  return failure;
 }
 
 /** The failure of an attempt the caller aborted (`signal`); the request may or may not have gone out. */

@@ -25,8 +25,13 @@ const bucketWidth = (windowMs: number) => Math.max(1, Math.ceil(windowMs / BUCKE
 /** The buckets still inside the window ending at `now`. */
 function live(window: FailureWindow, windowMs: number, now: number): readonly WindowBucket[] {
   const oldest = now - windowMs;
-  // A bucket counts while any part of it is inside the window: at most one bucket width of extra history.
-  return window.buckets.filter((bucket) => bucket.start + bucketWidth(windowMs) > oldest);
+  const width = bucketWidth(windowMs);
+  // A bucket counts while any part of it is inside the window: at most one bucket width of extra history. A loop,
+  // not `filter`: every attempt's outcome comes here, and a callback per bucket costs an engine without a JIT.
+  const kept: WindowBucket[] = [];
+  const { buckets } = window;
+  for (let i = 0; i < buckets.length; i++) if (buckets[i]!.start + width > oldest) kept.push(buckets[i]!);
+  return kept;
 }
 
 /** The window with one more outcome at `now`. */
@@ -40,7 +45,7 @@ export function recordOutcome(
   const start = Math.floor(now / width) * width;
   // live() filters into a new array, which this call may change: no second copy per outcome.
   const buckets = live(window, windowMs, now) as WindowBucket[];
-  const last = buckets.at(-1);
+  const last = buckets[buckets.length - 1];
   const failures = failed ? 1 : 0;
   if (last?.start === start) {
     buckets[buckets.length - 1] = { start, total: last.total + 1, failures: last.failures + failures };
@@ -58,9 +63,10 @@ export function windowCounts(
 ): { total: number; failures: number } {
   let total = 0;
   let failures = 0;
-  for (const bucket of live(window, windowMs, now)) {
-    total += bucket.total;
-    failures += bucket.failures;
+  const buckets = live(window, windowMs, now);
+  for (let i = 0; i < buckets.length; i++) {
+    total += buckets[i]!.total;
+    failures += buckets[i]!.failures;
   }
   return { total, failures };
 }

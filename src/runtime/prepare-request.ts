@@ -1,5 +1,5 @@
 import { errorNameOf } from '../policy/error-name.js';
-import { HTTP_TOKEN, isWrite } from '../policy/methods.js';
+import { isMethodToken, isWrite } from '../policy/methods.js';
 import { describeValue, MAX_TIMER_MS } from '../policy/schema.js';
 import { headersProblem } from './header-fields.js';
 import { RequestError } from '../errors/request-error.js';
@@ -86,8 +86,30 @@ export interface PreparedRequest {
   stream?: boolean | undefined;
 }
 
-const FIELDS =
-  /^(method|path|headers|body|lifetime|orderKey|cacheKey|idempotencyKey|idempotent|deadlineMs|signal|fetchOptions|stream)$/;
+const FIELDS: ReadonlySet<string> = new Set([
+  'method',
+  'path',
+  'headers',
+  'body',
+  'lifetime',
+  'orderKey',
+  'cacheKey',
+  'idempotencyKey',
+  'idempotent',
+  'deadlineMs',
+  'signal',
+  'fetchOptions',
+  'stream',
+]);
+
+const fail = (field: string, message: string, cause?: unknown): never => {
+  throw new RequestError(field, message, { cause });
+};
+// describeValue never throws (a BigInt, a cycle or a null-prototype object would break JSON.stringify or String).
+const got = (value: unknown) => `, got ${describeValue(value)}`;
+
+/** Whether a path starts with one `/` (not two: `//host` would name another host). */
+const isPath = (path: string): boolean => path.charCodeAt(0) === 0x2f && path.charCodeAt(1) !== 0x2f;
 
 /** Headers that carry credentials: a durable request must not hold them, or they would be written to the store. */
 export const CREDENTIAL_HEADERS = ['authorization', 'proxy-authorization', 'cookie'];
@@ -114,11 +136,6 @@ export function prepareRequest(
   strict = true,
   isIdempotent?: IsIdempotent,
 ): PreparedRequest {
-  const fail = (field: string, message: string, cause?: unknown): never => {
-    throw new RequestError(field, message, { cause });
-  };
-  // describeValue never throws (a BigInt, a cycle or a null-prototype object would break JSON.stringify or String).
-  const got = (value: unknown) => `, got ${describeValue(value)}`;
   // A string is shown by its kind only: it is most likely a path, whose query may carry a token.
   if (typeof request !== 'object' || request === null)
     fail(
@@ -126,7 +143,7 @@ export function prepareRequest(
       `expected an object ({ path, ... })${typeof request === 'string' ? ', got a string' : got(request)}`,
     );
   for (const key of Object.keys(request)) {
-    if (strict && !FIELDS.test(key)) fail(key, 'unknown field');
+    if (strict && !FIELDS.has(key)) fail(key, 'unknown field');
   }
   const {
     path,
@@ -139,12 +156,11 @@ export function prepareRequest(
     cacheKey,
   } = request;
   const method = request.method ?? 'GET';
-  if (typeof method !== 'string' || !HTTP_TOKEN.test(method))
+  if (typeof method !== 'string' || !isMethodToken(method))
     fail('method', `expected an HTTP method token${got(method)}`);
   const upper = method.toUpperCase();
   if (typeof path !== 'string') fail('path', `expected a path starting with "/"${got(path)}`);
-  else if (!/^\/(?!\/)/.test(path))
-    fail('path', `expected a path starting with "/", got ${describePath(path)}`);
+  else if (!isPath(path)) fail('path', `expected a path starting with "/", got ${describePath(path)}`);
   if (lifetime !== 'interactive' && lifetime !== 'durable' && lifetime !== 'cached')
     fail('lifetime', `expected "interactive", "durable" or "cached"${got(lifetime)}`);
   if (orderKey !== undefined && (typeof orderKey !== 'string' || orderKey === ''))

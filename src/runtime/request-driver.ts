@@ -26,7 +26,7 @@ import type { MachineRun, MachineRunner, RunObserver } from '../engine/machine-r
  * answers at once (a value, not a promise) is handed back without a tick in the lean executor.
  */
 export interface RequestEffects {
-  transport(input: AttemptInput, signal: AbortSignal): Promise<AttemptOutput>;
+  transport(input: AttemptInput, signal: AbortSignal): PromiseLike<AttemptOutput>;
   chooseOrigin?: ((input: ChooseOriginInput, signal: AbortSignal) => Answer<ChooseOriginOutput>) | undefined;
   claimRetry?: ((input: ClaimRetryInput, signal: AbortSignal) => Answer<ClaimRetryOutput>) | undefined;
   refreshAuth?: ((input: RefreshAuthInput, signal: AbortSignal) => Answer<RefreshAuthOutput>) | undefined;

@@ -195,6 +195,11 @@ export class InteractiveRun extends RequestRun<Outcome> {
       });
     const now = this.host.clock.now();
     if (this.trace) this.trace.end(output, now);
-    return Object.assign({}, output, { elapsedMs: now - this.startedAt });
+    // A copy by hand (the machine's output is a plain object of its own keys), then the time: cheaper than
+    // Object.assign on Hermes and than a spread that adds a key on V8.
+    const outcome: Record<string, unknown> = {};
+    for (const key in output) outcome[key] = output[key as keyof RunOutput];
+    outcome.elapsedMs = now - this.startedAt;
+    return outcome as unknown as Outcome;
   }
 }

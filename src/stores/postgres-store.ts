@@ -129,7 +129,7 @@ function columnsOf(entry: OutboxEntry): unknown[] {
     entry.orderKey ?? null,
     entry.attempts,
     entry.nextAttemptAt,
-    entry.failures.at(-1)?.retryAfterMs !== undefined,
+    entry.failures[entry.failures.length - 1]?.retryAfterMs !== undefined,
   ];
 }
 
