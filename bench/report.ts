@@ -1,5 +1,5 @@
 /**
- * The pure half of `npm run bench`: what a run measured (`BenchResults`), the figures issue 10 asks for
+ * The pure half of `npm run bench`: what a run measured (`BenchResults`), the figures the targets name
  * (`summarize`), their targets (`TARGETS`), and the text made from them: the console tables, the JSON
  * summary line and docs/benchmarks.md. Nothing here times, allocates a server or reads the clock, so
  * test/bench/bench-report.test.ts checks it with fixed numbers.
@@ -167,7 +167,7 @@ export interface Target {
   what: string;
 }
 
-/** Issue 10's targets. Reported next to the figures; nothing asserts them. */
+/** The targets. Reported next to the figures; nothing asserts them. */
 export const TARGETS: Record<SummaryKey, Target> = {
   successOverheadVsCockatiel: {
     op: '<=',
@@ -175,12 +175,12 @@ export const TARGETS: Record<SummaryKey, Target> = {
     unit: 'x',
     what: 'success path, failwise mean ÷ cockatiel (with timeout)',
   },
-  // Issue 10: "no slower than cockatiel with a timeout (ratio <= 1.0; aim for 2 x cockatiel without one)".
+  // "No slower than cockatiel with a timeout (ratio <= 1.0; aim for 2 x cockatiel without one)".
   successOverheadVsCockatielNoTimeout: {
     op: '<=',
     limit: 2,
     unit: 'x',
-    what: "success path, failwise mean ÷ cockatiel without timeout (issue 10's aim)",
+    what: 'success path, failwise mean ÷ cockatiel without timeout (the aim)',
   },
   retryOverheadVsCockatiel: {
     op: '<=',
@@ -192,7 +192,7 @@ export const TARGETS: Record<SummaryKey, Target> = {
     op: '<=',
     limit: 2,
     unit: 'x',
-    what: "retry path, failwise mean ÷ cockatiel without timeout (issue 10's aim)",
+    what: 'retry path, failwise mean ÷ cockatiel without timeout (the aim)',
   },
   bytesPerInflight: { op: '<=', limit: 1024, unit: 'B', what: 'heap per request in flight' },
   loopbackThroughputVsFetch: {
@@ -246,7 +246,7 @@ const round = (value: number, digits: number): number => {
 const failwiseOver = (section: TimingSection, peer: PeerId): number =>
   round(row(section, 'failwise').meanUs / row(section, peer).meanUs, 2);
 
-/** The figures issue 10 asks for, rounded as printed. */
+/** The figures the targets name, rounded as printed. */
 export function summarize(results: BenchResults): Summary {
   const { load, loopback, bundle } = results;
   return {
@@ -545,7 +545,7 @@ function betweenWaitsTable(section: TimingSection): string {
 
 /**
  * The success path between waits as two ratios of mean CPU per call (failwise over cockatiel with its timeout, and
- * over the hand-written loop): extra keys of the JSON line, references rather than issue 10's targets.
+ * over the hand-written loop): extra keys of the JSON line, references rather than targets.
  */
 export function betweenWaitsRatios(section: TimingSection): {
   successCpuBetweenWaitsVsCockatiel: number;
@@ -578,7 +578,7 @@ export function sections(results: BenchResults): { title: string; table: string 
       table: loadTable(results.load),
     },
     { title: '6. Bundle sizes (browser, esbuild, minified, gzip -9)', table: bundleTable(results.bundle) },
-    { title: 'Summary against issue 10', table: summaryTable(summarize(results)) },
+    { title: 'Summary against the targets', table: summaryTable(summarize(results)) },
   ];
 }
 
@@ -602,7 +602,7 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     `Measured with \`${meta.command}\` on ${meta.date}: Node ${meta.node}, ${meta.platform}, ${meta.cores} cores (${meta.cpuModel}); the run took ${fmt(meta.durationS)} s.`,
     'Absolute numbers depend on the machine; the ratios, measured side by side in one run, less so.',
-    "Issue 10's targets are shown next to each figure; nothing asserts them.",
+    'The targets are shown next to each figure; nothing asserts them.',
     '',
     '## Summary',
     '',
@@ -620,13 +620,13 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 2. Retry path',
     '',
-    `The transport answers 503, then 204. Every peer waits 0 ms between attempts on a real timer (Node runs a 0 ms \`setTimeout\` after about 1 ms): cockatiel's \`ConstantBackoff(0)\`, p-retry's \`minTimeout: 0\`, \`setTimeout(0)\` in the hand loop, and failwise with \`backoff: { initialMs: 0, maxMs: 0 }\` on \`systemClock\` (real \`Date.now()\` and timers), which is what the ratios use. failwise's lean executor runs a 0 ms wait without a host timer (issue 10, item 4; test/engine/timers.test.ts), so it waits no millisecond where the peers wait one: that, not a cheaper engine, is most of the difference. The microClock row (0 ms timers as microtasks) is for reference. Every batch is checked: two sends per call, every call ending in the 204. ${roundNote(results.retry)}.`,
+    `The transport answers 503, then 204. Every peer waits 0 ms between attempts on a real timer (Node runs a 0 ms \`setTimeout\` after about 1 ms): cockatiel's \`ConstantBackoff(0)\`, p-retry's \`minTimeout: 0\`, \`setTimeout(0)\` in the hand loop, and failwise with \`backoff: { initialMs: 0, maxMs: 0 }\` on \`systemClock\` (real \`Date.now()\` and timers), which is what the ratios use. failwise's lean executor runs a 0 ms wait without a host timer (test/engine/timers.test.ts), so it waits no millisecond where the peers wait one: that, not a cheaper engine, is most of the difference. The microClock row (0 ms timers as microtasks) is for reference. Every batch is checked: two sends per call, every call ending in the 204. ${roundNote(results.retry)}.`,
     '',
     retry,
     '',
     '## 3. Memory per request in flight',
     '',
-    `${fmt(results.memory.requests)} interactive GETs start at once against a transport that answers only when the attempt's signal aborts (policy \`budgetMs\` and \`timeouts.attemptMs\` 600 s, so no timer fires while measuring; systemClock). Heap used is read after \`gc()\` (node \`--expose-gc\`) before the first request and once the transport has seen all of them; the difference over the count is the cost of one request in flight, its pending promise included. Then \`client.close()\` must end every one. For scale, the same number of requests made by a hand-written loop that can cut an attempt (per request an \`AbortController\` and a 600 s attempt timer around the same transport), measured the same way after failwise's: on Node an \`AbortSignal\` with one listener alone holds more than 1 KiB, so that loop is the floor under any client whose attempts can be aborted, and issue 10's 1 KiB is below it. What the heap still holds after close is, in a heap snapshot, mostly Node's own: the tables of the WeakMap and WeakSet behind \`DOMException\` and trusted events, grown by the 10,000 aborts.`,
+    `${fmt(results.memory.requests)} interactive GETs start at once against a transport that answers only when the attempt's signal aborts (policy \`budgetMs\` and \`timeouts.attemptMs\` 600 s, so no timer fires while measuring; systemClock). Heap used is read after \`gc()\` (node \`--expose-gc\`) before the first request and once the transport has seen all of them; the difference over the count is the cost of one request in flight, its pending promise included. Then \`client.close()\` must end every one. For scale, the same number of requests made by a hand-written loop that can cut an attempt (per request an \`AbortController\` and a 600 s attempt timer around the same transport), measured the same way after failwise's: on Node an \`AbortSignal\` with one listener alone holds more than 1 KiB, so that loop is the floor under any client whose attempts can be aborted, and the 1 KiB target is below it. What the heap still holds after close is, in a heap snapshot, mostly Node's own: the tables of the WeakMap and WeakSet behind \`DOMException\` and trusted events, grown by the 10,000 aborts.`,
     '',
     memory,
     '',
@@ -644,143 +644,15 @@ export function renderMarkdown(results: BenchResults): string {
     '',
     '## 6. Bundle sizes',
     '',
-    "`measureBundle` from scripts/check-bundle-size.ts (esbuild, platform browser, ESM, minified, tree-shaken; gzip level 9). Everything: the `failwise` entry, src/index.ts, with every export kept. Minimal app: bench/fixtures/minimal-app.ts imports only `createFailoverClient` and makes interactive requests over two origins. Own code is the total minus a bundle of just the xstate and zod exports it imports. The last two columns build the same entries with rolldown 1.2 (scripts/rolldown-bundle.ts), the bundler Vite builds apps with. The difference up front is mostly `memoryStore` (with its entry checks) and `memoryCache`: the `failwise` entry exports them and the lazy durable-work and cached-reads chunks use them; esbuild places a module by which entries reach it through static imports, used or not, so it puts them in a chunk the minimal app loads up front, where rolldown keeps them in the lazy chunks (test/build/bundle-size.test.ts). Issue 10's figures are esbuild's, the larger.",
+    "`measureBundle` from scripts/check-bundle-size.ts (esbuild, platform browser, ESM, minified, tree-shaken; gzip level 9). Everything: the `failwise` entry, src/index.ts, with every export kept. Minimal app: bench/fixtures/minimal-app.ts imports only `createFailoverClient` and makes interactive requests over two origins. Own code is the total minus a bundle of just the xstate and zod exports it imports. The last two columns build the same entries with rolldown 1.2 (scripts/rolldown-bundle.ts), the bundler Vite builds apps with. The difference up front is mostly `memoryStore` (with its entry checks) and `memoryCache`: the `failwise` entry exports them and the lazy durable-work and cached-reads chunks use them; esbuild places a module by which entries reach it through static imports, used or not, so it puts them in a chunk the minimal app loads up front, where rolldown keeps them in the lazy chunks (test/build/bundle-size.test.ts). The targets are checked on esbuild's figures, the larger.",
     '',
     bundle,
-    '',
-    '## Before the lean executor',
-    '',
-    BEFORE,
-    '',
-    '## Before the second round of issue 10',
-    '',
-    BEFORE_ROUND_TWO,
-    '',
-    '## Before the third round of issue 10',
-    '',
-    BEFORE_ROUND_THREE,
-    '',
-    '## Before the fourth round of issue 10',
-    '',
-    BEFORE_ROUND_FOUR,
-    '',
-    '## Before the fifth round of issue 10',
-    '',
-    BEFORE_ROUND_FIVE,
-    '',
-    '## Before the sixth round of issue 10',
-    '',
-    BEFORE_ROUND_SIX,
     '',
     '## Many senders on PostgreSQL',
     '',
     MANY_SENDERS,
   ].join('\n')}\n`;
 }
-
-/**
- * The same benchmark on the engine issue 10 replaced (one XState actor per request): commit 9a83da2 built to
- * dist/, with this bench/ and scripts/check-bundle-size.ts copied in, run with `node --expose-gc --import tsx
- * bench/run.ts` on 2026-12-01 22:14 UTC, on the machine of the figures above. Kept as written: it does not
- * change with later runs.
- */
-const BEFORE = [
-  'Commit 9a83da2 (an XState actor per request), built and measured with this bench on 2026-12-01 22:14 UTC,',
-  'on the same machine:',
-  '',
-  '| figure                       |                              before |     target |',
-  '| ---------------------------- | ----------------------------------: | ---------: |',
-  '| success path, failwise mean  | 600 µs (cockatiel + timeout: 45 µs) |            |',
-  '| `successOverheadVsCockatiel` |                             13.24 x |  <= 1.00 x |',
-  '| `retryOverheadVsCockatiel`   |                   1.79 x (2,350 µs) |  <= 1.00 x |',
-  '| `bytesPerInflight`           |                            12,507 B | <= 1,024 B |',
-  '| `loopbackThroughputVsFetch`  |                              0.31 x |  >= 0.95 x |',
-  '| `loadTimeVsRawLoop`          |                              2.44 x |  <= 1.20 x |',
-  '| `bundleEverythingKB`         |                42.00 KB (one chunk) |   <= 30 KB |',
-  '| `bundleMinimalKB`            |                            41.50 KB |   <= 16 KB |',
-].join('\n');
-
-/**
- * The second round of issue 10 (the timer queue, no key-adding spreads, leaner runs, a leaner fetch transport,
- * smaller tables and schema): commit 78b7af8 and the round's code measured one after the other with this bench
- * (78b7af8 built to dist/, this bench/ and scripts/check-bundle-size.ts copied in, `node --expose-gc --import tsx
- * bench/run.ts`) on 2026-12-02 07:34 and 07:35 UTC, while other work ran on the machine. Kept as written.
- */
-const BEFORE_ROUND_TWO = [
-  'Commit 78b7af8 and the round after it, measured one after the other on 2026-12-02 07:34 and 07:35 UTC, on',
-  'the same machine (busy with other work, so absolute figures are high; compare within a row):',
-  '',
-  '| figure                                             |          78b7af8 |  after the round |',
-  '| -------------------------------------------------- | ---------------: | ---------------: |',
-  '| success path, failwise mean (cockatiel + timeout)  | 15.20 µs (15.73) |  9.38 µs (14.44) |',
-  '| `successOverheadVsCockatiel`                       |           0.97 x |           0.65 x |',
-  '| failwise ÷ hand-written loop, success path         |           26.1 x |           16.9 x |',
-  '| retry path, failwise mean                          |         39.19 µs |         21.56 µs |',
-  '| `bytesPerInflight` (hand-written loop in the run)  |  5,685 B (2,140) |  4,206 B (2,170) |',
-  '| `loopbackThroughputVsFetch` (÷ fetch with timeout) |    0.56 x (0.81) |    0.71 x (0.83) |',
-  '| `loadTimeVsRawLoop`                                |           1.26 x |           1.06 x |',
-  '| `bundleMinimalKB` / `bundleEverythingKB`           | 29.35 / 38.19 KB | 28.92 / 37.65 KB |',
-].join('\n');
-
-/**
- * The third round of issue 10 (a request in flight as one object, machines prepared once per client, fetch's own
- * Response when it has no body): commit 7ccd8e0 built to dist/ in a worktree with this bench/ and run with `node
- * --expose-gc --import tsx bench/run.ts`, one run after the other with this round's code, on 2026-12-02 21:00 and
- * 21:01 UTC. Kept as written.
- */
-const BEFORE_ROUND_FOUR = [
-  "Commit 03d6aa8 (before this round) against this round's code, side by side in one process with `npm run bench:compare -- <checkout of 03d6aa8> 16` (bench/compare.ts: both bundled with esbuild, 16 interleaved rounds of 10,000 successes each; allocation from V8's sampling heap profiler, collected objects counted), five runs on 2026-12-02 and 03, quiet machine:",
-  '',
-  '| figure                                      |      03d6aa8 |   this round |          ratio |',
-  '| ------------------------------------------- | -----------: | -----------: | -------------: |',
-  '| success path, µs per request (median round) | 17.8 to 23.7 | 17.1 to 19.0 | 0.75 to 0.96 x |',
-  '| bytes allocated per request                 |       14,400 |        9,300 | 0.64 to 0.65 x |',
-  '| heap per request in flight                  |        3,280 |        3,270 | 1.00 to 1.02 x |',
-  '',
-  "The ratio's median over the five runs is 0.83. This round changed the lean executor only: a step's effects are codes and arguments in one list instead of a closure each, an exit set is a bitmask instead of a sorted array, a transition enabled alone is returned as a list made once, an invoked actor's done and error event types are made once per table instead of per answer, and one arguments object serves a selection's guards and one an action list. The heap per request in flight did not move; `bytesPerInflight` in this bench reads about 3,560 B for both commits when measured the same minute (it read 3,466 B for 03d6aa8 at 21:37: the figure moves by about 100 B with the state of the machine). The bundles grew by 0.33 KB gzip (the effects' `switch`, the masks, and errors that name what the executor refuses); the same entries built with rolldown, Vite's bundler, are the last two columns of section 6.",
-].join('\n');
-
-const BEFORE_ROUND_FIVE = [
-  "Section 4's second table (a 1 KB JSON body read with `json()`) was added in this round, and first run on the code before it (commit df20cb6: the same bench, the transports handing on a body read within the attempt as `new Response(bytes)`), twice on 2026-12-03 at about 06:17 UTC:",
-  '',
-  '| run | raw fetch, median req/s | failwise, median req/s | failwise ÷ raw fetch |',
-  '| --: | ----------------------: | ---------------------: | -------------------: |',
-  '|   1 |                   4,628 |                  2,284 |               0.49 x |',
-  '|   2 |                   4,360 |                  2,044 |               0.47 x |',
-  '',
-  "A profile put the difference in the `Response` the transport made: undici wraps its bytes in a new `ReadableStream`, which the app's `json()` then reads back through, about 25 µs per response on Node 20. This round's Node transports hand on a `Response` subclass (src/transports/bytes-response.ts) that answers `json()`, `text()`, `arrayBuffer()` and `bytes()` from the bytes; section 4 shows the figure since. Those figures, from separate minutes, move more with the machine than with the change, and side by side in one process (`npm run bench:compare`) its effect on loopback is within what the tool reads for a checkout against itself (docs/design.md); measured in isolation it saves about 20 µs per 1 KB JSON response. The 204 rows above it do not read a body and did not change.",
-].join('\n');
-
-const BEFORE_ROUND_SIX = [
-  "This round added section 1's second table (the success path between waits, by CPU per call) and changed the lean executor once: a mailbox or list of raised events, once emptied, is dropped rather than kept while the run waits. Measured with `npm run bench:compare -- <checkout of 779321a> 16` (the commit before that change, side by side in one process, which now also measures CPU per request between waits) on 2026-12-03 at 09:05 UTC:",
-  '',
-  '| figure                                      | 779321a | this round |   ratio |',
-  '| ------------------------------------------- | ------: | ---------: | ------: |',
-  '| heap per request in flight                  | 3,270 B |    3,102 B | 0.949 x |',
-  '| success path, µs per request (median round) |   16.64 |      15.93 | 0.957 x |',
-  '| CPU µs per request between waits (median)   |   248.5 |      242.3 | 0.975 x |',
-  '| bytes allocated per request                 |   9,358 |      9,325 | 0.996 x |',
-  '',
-  "The heap figure is the change's (three runs of bench/memory.ts each, before and after: 3,545 to 3,588 B, then 3,378 to 3,395 B); the time figures moved within the tool's own spread (this checkout against itself, a minute later: 0.913 x for the success path, 0.951 x between waits). Section 1's second table is new, so it has no figure from before.",
-].join('\n');
-
-const BEFORE_ROUND_THREE = [
-  "Commit 7ccd8e0 (before this round) and this round's code, built and measured one after the other with this bench on 2026-12-02 at 21:00 and 21:01 UTC, on a quiet machine:",
-  '',
-  '| figure                                                  |            7ccd8e0 |         this round |',
-  '| ------------------------------------------------------- | -----------------: | -----------------: |',
-  '| `successOverheadVsCockatiel` (without timeout)          |      0.62 x (6.49) |      0.66 x (6.66) |',
-  '| `retryOverheadVsCockatiel`                              |             0.04 x |             0.04 x |',
-  '| `bytesPerInflight` (hand-written loop in the run)       |    4,211 B (2,170) |    3,580 B (2,170) |',
-  '| `loopbackThroughputVsFetch` (÷ fetch with timeout)      |      0.81 x (0.65) |      0.76 x (0.77) |',
-  '| the same, three more pairs of runs (bench/http.ts only) | 0.62, 0.68, 0.61 x | 0.71, 0.56, 0.82 x |',
-  '| `loadTimeVsRawLoop`                                     |             1.04 x |             1.13 x |',
-  '| `bundleMinimalKB` / `bundleEverythingKB`                |   32.29 / 44.23 KB |   32.57 / 44.45 KB |',
-  '',
-  "This round made a request in flight one object with methods (src/runtime/request-run.ts) instead of four closures and their contexts, prepared each machine once per client instead of handing every run an options object and callbacks, stamped an attempt's result with one function of the client, and handed over fetch's own `Response` when it has no body (no copy of its headers). Heap per request in flight fell by 631 B (15 %); what failwise holds above the hand-written loop's floor fell from 2,041 to 1,410 B (31 %). The time figures did not move beyond their spread from run to run: the loopback ratio, in particular, ranges from 0.56 to 0.82 between runs a minute apart on both sides. The bundles grew by 0.28 KB gzip (minimal app) and 0.22 KB (everything): the request's methods name the client's parts as properties, which minify less than the closure variables they replace.",
-  '',
-  "Where the loopback time goes. A CPU profile of 35,000 failwise requests and of as many raw fetches with a timeout (50 at a time, quiet machine, before the last change of this round) puts about 112 µs more per request on failwise's side: about 35 µs in the lean executor's steps, 10 µs in rebuilding the `Response` of a body-less answer (since removed), 9 µs in the fetch transport's own function, 8 µs more garbage collection, and the rest spread over promise reactions and undici. The same engine costs about 14 µs a request in the success-path benchmark, where it runs in a tight loop: between socket reads it runs 2 to 3 times slower. `strace -c` counts the same system calls for both (5,070 writes and 5,315 reads for 5,000 requests): failwise changes nothing on the wire.",
-].join('\n');
 
 /**
  * `npm run bench:pg` (bench/pg-throughput.ts, issue 16), run on its own: its figures are kept as written, so that

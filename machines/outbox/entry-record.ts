@@ -5,7 +5,7 @@ import type { OutboxEntryRecord } from './outbox.types.js';
  * The part of a stored entry the outbox machine may see, as a fresh object: its counters and times, and its last
  * failure (the only one the scheduler reads). A store's `OutboxEntry` also holds the request (path and query,
  * headers, body) and its idempotency key; whatever reaches the machine in an event or an actor's output is shown
- * by the inspector and kept in snapshots, so the runtime passes this instead (CONTRACT rule 9).
+ * by the inspector and kept in snapshots, so the runtime passes this instead (rule 9).
  */
 export function entryRecordOf(entry: OutboxEntryRecord): OutboxEntryRecord {
   const last = entry.failures?.[entry.failures.length - 1];

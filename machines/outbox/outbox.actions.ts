@@ -150,7 +150,7 @@ export function recordRescanned({ context }: Args, output: LoadEntriesOutput): O
 
 /**
  * Connectivity changed. Going online makes due at once every pending entry whose last send failed on the
- * device's network path (CONTRACT rule 6); entries that came due while offline are due already. An entry whose
+ * device's network path (rule 6); entries that came due while offline are due already. An entry whose
  * attempt is being counted hears it too: once counted, it is sent only while online.
  */
 export function recordConnectivity({ context }: Args, event: EventOf<'connectivity.changed'>): OutboxStep {
@@ -175,7 +175,7 @@ export function recordConnectivity({ context }: Args, event: EventOf<'connectivi
 
 /**
  * `outbox.flush`: every pending entry is due now (in memory; the store keeps its times), except one whose server
- * asked it to wait (Retry-After, CONTRACT rule 5).
+ * asked it to wait (Retry-After, rule 5).
  */
 export function recordFlush({ context }: Args, event: EventOf<'outbox.flush'>): Changes {
   const now = later(context, event.at);

@@ -4,7 +4,7 @@ export const HTTP_TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 import type { Failure } from './failure.js';
 
 /**
- * Whether a request is a write in the sense of CONTRACT rule 2: sending it twice could apply it twice.
+ * Whether a request is a write in the sense of rule 2: sending it twice could apply it twice.
  * True for every method except GET, HEAD, OPTIONS, PUT, DELETE and TRACE (compared case-insensitively).
  * The request can say otherwise: `idempotent: true` makes any method safe to repeat (a POST used as a
  * query), `idempotent: false` makes any method a write (a PUT with side effects).
@@ -15,7 +15,7 @@ export function isWrite(method: string, idempotent?: boolean): boolean {
 
 /**
  * The methods RFC 9110 §9.2.2 calls idempotent: sending one twice has the effect of sending it once. (PUT and
- * DELETE change state, but idempotently, so they are not "writes" in the sense of CONTRACT rule 2.)
+ * DELETE change state, but idempotently, so they are not "writes" in the sense of rule 2.)
  */
 const IDEMPOTENT_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE', 'TRACE']);
 /** RFC 9110 §9.2.1's safe methods. */
@@ -64,7 +64,7 @@ export interface MayReplayOptions {
 
 /**
  * Whether the request that failed with `failure` may be sent again without risking a double write
- * (CONTRACT rule 2): it is not a write, or nothing reached the server (`requestSent: 'no'`), or it carries an
+ * (rule 2): it is not a write, or nothing reached the server (`requestSent: 'no'`), or it carries an
  * idempotency key. Otherwise the engine asks `reconcile`, or ends the request `failed` with `unsafe-to-replay`.
  */
 export function mayReplay(failure: Failure, options: MayReplayOptions): boolean {

@@ -5,7 +5,7 @@ import type { FailoverRequest } from '../../runtime/prepare-request.js';
 
 /**
  * The address resolves but nobody listens: every connection is refused before the request goes out, so a
- * read and a keyless write alike may be sent again (CONTRACT rule 2), until `attempts.max` (3) runs out.
+ * read and a keyless write alike may be sent again (rule 2), until `attempts.max` (3) runs out.
  * With a single origin there is nowhere to fail over to (docs/failover.md).
  */
 export const connectionRefused: DrillScenario = {

@@ -4,7 +4,7 @@ import type { DrillScenario } from '../drill-scenario.js';
 
 /**
  * The primary's host name does not resolve, so nothing is ever sent to it: even a keyless POST may be sent
- * again (CONTRACT rule 2). Three writes in a row: the first uses its 3 attempts on the primary, the second
+ * again (rule 2). Three writes in a row: the first uses its 3 attempts on the primary, the second
  * brings the primary to `policy.health.failoverAfter` (5) failures in a row and moves on to the backup, the
  * third goes straight to the backup.
  */

@@ -10,7 +10,7 @@ const EXPIRED = `Bearer ${EXPIRED_TOKEN}`;
 const FRESH = `Bearer ${FRESH_TOKEN}`;
 
 /**
- * N requests go out at once with a token the origin no longer accepts. CONTRACT rule 3: a 401 is never
+ * N requests go out at once with a token the origin no longer accepts. rule 3: a 401 is never
  * retried as is; `auth.refresh()` runs at most once, shared by the concurrent requests, then each makes
  * one more attempt, at once (a refresh is not a backoff), so the origin sees 2N requests and no storm.
  */

@@ -5,9 +5,9 @@ import type { DrillScenario } from '../drill-scenario.js';
 const SYNC_KEYS = ['sync-1', 'sync-2', 'sync-3'];
 
 /**
- * Durable writes made offline wait in the outbox; going online wakes it (CONTRACT rule 6) and it sends them
+ * Durable writes made offline wait in the outbox; going online wakes it (rule 6) and it sends them
  * one by one, in order. The device loses its network again while sync-2 is on the wire: the origin applies
- * it and the connection drops. Sync-2 must stay queued (the failure is the device's, CONTRACT rule 6) and go
+ * it and the connection drops. Sync-2 must stay queued (the failure is the device's, rule 6) and go
  * out again, with its key, as soon as the device is back; the origin's key record then keeps it applied once.
  * Sync-2's first attempt gets a 503, a counted failure, so had the drop counted too the primary would be
  * `suspect` (suspectAfter 2).

@@ -4,7 +4,7 @@ import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
 /**
- * The device loses its network while a GET's attempt hangs on the origin. CONTRACT rule 6: nothing more is
+ * The device loses its network while a GET's attempt hangs on the origin. rule 6: nothing more is
  * sent while offline, the request ends `failed` / `offline` (no attempts burnt on a dead network), and a
  * failure that comes back while offline never counts against the origin. The first attempt's 503 is a
  * counted failure, so had the timeout counted too, the primary would be `suspect` (suspectAfter 2).

@@ -2,7 +2,7 @@ import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
-/** The origin is overloaded and says when to come back; CONTRACT rule 5: never sooner than that. */
+/** The origin is overloaded and says when to come back; rule 5: never sooner than that. */
 export const rateLimitedRetryAfter: DrillScenario = {
   name: 'rate-limited-retry-after',
   title: '429 with Retry-After: 2',

@@ -5,7 +5,7 @@ import type { FailoverRequest } from '../../runtime/prepare-request.js';
 
 /**
  * The origin answers 503 (without Retry-After) the first time each path is asked for. A 503 means the request
- * reached the server (`requestSent: 'yes'`), so CONTRACT rule 2 decides: a read and a write with an
+ * reached the server (`requestSent: 'yes'`), so rule 2 decides: a read and a write with an
  * idempotency key are sent again after a backoff wait; a keyless write is not (`unsafe-to-replay`).
  */
 export const unavailableNoRetryAfter: DrillScenario = {

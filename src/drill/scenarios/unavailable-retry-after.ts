@@ -3,7 +3,7 @@ import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
 /**
- * The origin answers 503 with a Retry-After. CONTRACT rule 5: wait at least that long; a wait longer than
+ * The origin answers 503 with a Retry-After. rule 5: wait at least that long; a wait longer than
  * what is left of the budget (10 s) ends the request at once with `retry-after-exceeds-budget`.
  */
 export const unavailableRetryAfter: DrillScenario = {

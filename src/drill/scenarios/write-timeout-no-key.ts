@@ -5,7 +5,7 @@ import type { DrillScenario } from '../drill-scenario.js';
 /**
  * The origin applies the write, then never answers. The client cannot know whether the write was applied
  * (`requestSent: 'unknown'`), and without an idempotency key a second send could apply it twice, so the
- * request ends `unsafe-to-replay` after its one attempt (CONTRACT rule 2).
+ * request ends `unsafe-to-replay` after its one attempt (rule 2).
  */
 export const writeTimeoutNoKey: DrillScenario = {
   name: 'write-timeout-no-key',

@@ -4,7 +4,7 @@ import type { DrillScenario } from '../drill-scenario.js';
 
 /**
  * The origin applies the write, then never answers; this time the POST carries an idempotency key, so it may
- * be sent again (CONTRACT rule 2): with the same key, to the same origin, which recognises the key and does
+ * be sent again (rule 2): with the same key, to the same origin, which recognises the key and does
  * not apply the write a second time.
  */
 export const writeTimeoutWithKey: DrillScenario = {
