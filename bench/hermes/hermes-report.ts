@@ -1,6 +1,6 @@
 /**
  * The Hermes section of docs/benchmarks.md, from what bench/hermes/script.ts printed: the tables, the ratios
- * against issue 28's targets, and the markers `npm run bench` keeps the section between. Nothing here times or
+ * against the targets, and the markers `npm run bench` keeps the section between. Nothing here times or
  * runs the VM.
  */
 import { fmt, renderTable, timingTable, type TimingSection } from '../report.js';
@@ -36,7 +36,7 @@ const meanOf = (section: TimingSection, id: string): number => {
   return row.meanUs;
 };
 
-/** failwise's mean over each peer's, per section: the figures issue 28 sets targets for. */
+/** failwise's mean over each peer's, per section: the figures the targets are set for. */
 export function hermesRatios(results: HermesResults) {
   const of = (section: TimingSection) => ({
     cockatiel: meanOf(section, 'failwise') / meanOf(section, 'cockatiel'),
@@ -115,7 +115,7 @@ export function hermesSection(results: HermesResults, meta: HermesMeta): string 
     `Measured with \`${meta.command}\` on ${meta.date}, on a Hermes VM (${meta.vm}), bytecode from ${meta.hermesc} (\`-emit-binary -O\`, as a React Native release build); the run took ${fmt(meta.durationS)} s.`,
     '',
     "Sections 1 and 2's scenarios (bench/scenarios.ts, the same in-process server, hand-written loop and cockatiel 3.2 policies; p-retry and OpenTelemetry stay on Node), bundled with esbuild from the sources (bench/hermes/script.ts) after a prelude that brings what React Native adds to the engine (bench/hermes/host.ts: whatwg-fetch's `Response`, and small stand-ins for `AbortController`, `URL` and `queueMicrotask`). failwise runs on `systemClock`. Hermes has no JIT: every closure, object and promise a call makes is paid in full, every call. The VM runs a timer's callback without waiting its delay, so the retry path has no 1 ms wait in it here, unlike on Node. Interleaved rounds (bench/rounds.ts) timed with `Date.now()`, the only clock the bare VM has: " +
-      `${rounds} rounds, about ${fmt(results.success.roundMs)} ms per peer per round, after a warm-up; every batch checked as on Node. The ratios are of means. Issue 28's targets are shown; nothing asserts them.`,
+      `${rounds} rounds, about ${fmt(results.success.roundMs)} ms per peer per round, after a warm-up; every batch checked as on Node. The ratios are of means. The targets are shown; nothing asserts them.`,
     '',
     summary,
     '',
