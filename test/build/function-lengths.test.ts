@@ -12,7 +12,6 @@ const ALLOWED_OVER_LIMIT: Readonly<Record<string, number>> = {
   // Validation and shaping of one request, on its way into the request object.
   'src/runtime/prepare-request.ts prepareRequest': 152,
   'src/runtime/outbox-runner.ts createOutboxRunner': 444,
-  'src/stores/postgres-store.ts postgresStore': 348,
   'src/transports/node-http-transport.ts sendWithNodeHttp': 230,
   'src/runtime/durable-work.ts createDurableWork': 211,
   'src/stores/indexeddb-store.ts indexedDbStore': 209,
