@@ -16,7 +16,6 @@ const ALLOWED_OVER_LIMIT: Readonly<Record<string, number>> = {
   'src/runtime/durable-work.ts createDurableWork': 211,
   'src/stores/indexeddb-store.ts indexedDbStore': 209,
   'src/transports/node-http-transport.ts sendWithNodeHttp.<anonymous>': 201,
-  'src/stores/key-value-store.ts keyValueStore': 147,
   'src/runtime/durable-work.ts createDurableWork.requestEntry': 107,
 };
 
