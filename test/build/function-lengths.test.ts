@@ -14,7 +14,6 @@ const ALLOWED_OVER_LIMIT: Readonly<Record<string, number>> = {
   'src/runtime/outbox-runner.ts createOutboxRunner': 444,
   'src/transports/node-http-transport.ts sendWithNodeHttp': 230,
   'src/runtime/durable-work.ts createDurableWork': 211,
-  'src/stores/indexeddb-store.ts indexedDbStore': 209,
   'src/transports/node-http-transport.ts sendWithNodeHttp.<anonymous>': 201,
   'src/runtime/durable-work.ts createDurableWork.requestEntry': 107,
 };
