@@ -12,8 +12,6 @@ const ALLOWED_OVER_LIMIT: Readonly<Record<string, number>> = {
   // Validation and shaping of one request, on its way into the request object.
   'src/runtime/prepare-request.ts prepareRequest': 152,
   'src/runtime/outbox-runner.ts createOutboxRunner': 444,
-  'src/runtime/durable-work.ts createDurableWork': 211,
-  'src/runtime/durable-work.ts createDurableWork.requestEntry': 107,
 };
 
 describe('function lengths (scripts/function-lengths.ts)', () => {
