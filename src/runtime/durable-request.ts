@@ -26,6 +26,9 @@ export interface DurableRequests {
   writing: Set<() => void>;
 }
 
+/** Makes the decision events of a request (request-run.ts). */
+type RunOf = (requestId: string, prepared: PreparedRequest, startedAt: number) => RequestRun;
+
 /** How a durable request's wait ended: its first send's output, or why it stopped waiting. */
 type Ended = { output: RunOutput; elapsedMs: number } | FailReason;
 
@@ -50,26 +53,36 @@ export class DurableRequest {
   /** The request's decision events, made when it starts running. */
   #events!: RequestRun;
 
+  readonly #shared: DurableRequests;
+  readonly #prepared: PreparedRequest;
+  readonly #start: DurableStart;
+  readonly #trace: TelemetryRun | undefined;
+  readonly #requestRun: RunOf;
+
   constructor(
-    private readonly shared: DurableRequests,
-    private readonly prepared: PreparedRequest,
-    private readonly start: DurableStart,
-    private readonly trace: TelemetryRun | undefined,
-    private readonly requestRun: (
-      requestId: string,
-      prepared: PreparedRequest,
-      startedAt: number,
-    ) => RequestRun,
-  ) {}
+    shared: DurableRequests,
+    prepared: PreparedRequest,
+    start: DurableStart,
+    trace: TelemetryRun | undefined,
+    requestRun: RunOf,
+  ) {
+    this.#shared = shared;
+    this.#prepared = prepared;
+    this.#start = start;
+    this.#trace = trace;
+    this.#requestRun = requestRun;
+  }
 
   async run(): Promise<Outcome> {
-    const { shared, prepared, start } = this;
+    const shared = this.#shared;
+    const prepared = this.#prepared;
+    const start = this.#start;
     const { entryId, startedAt } = start;
-    this.#events = this.requestRun(entryId, prepared, startedAt);
+    this.#events = this.#requestRun(entryId, prepared, startedAt);
     shared.sendWaiters.set(entryId, (output) =>
       this.#end({ output, elapsedMs: shared.clock.now() - startedAt }),
     );
-    if (this.trace) shared.waitingTraces.set(entryId, this.trace);
+    if (this.#trace) shared.waitingTraces.set(entryId, this.#trace);
     start.onExpired(() => this.#end('budget-exhausted'));
     prepared.signal?.addEventListener('abort', this.#onAbort, { once: true });
     try {
@@ -99,7 +112,7 @@ export class DurableRequest {
    * is deferred (its entry is stored, for the next start); otherwise it ends cancelled, nothing stored.
    */
   #closed = (): void => {
-    const { clock } = this.shared;
+    const { clock } = this.#shared;
     const timer = clock.setTimeout(() => (this.#end('cancelled'), this.#giveUp()), STORE_WAIT_MS);
     void this.#written?.then(
       () => (clock.clearTimeout(timer), this.#end('cancelled')),
@@ -109,7 +122,9 @@ export class DurableRequest {
 
   /** Writes the entry: true once it is stored, false when the request gave up on the store first. */
   #write(): Promise<boolean> {
-    const { shared, prepared, start } = this;
+    const shared = this.#shared;
+    const prepared = this.#prepared;
+    const start = this.#start;
     const { clock } = shared;
     const entry = entryOf(prepared, start.entryId, start.startedAt);
     const written = (this.#written = shared.outbox.enqueue(entry, this.#abandoned.signal).then(
@@ -147,17 +162,18 @@ export class DurableRequest {
       failure: {
         class: 'unexpected',
         requestSent: 'no',
-        origin: this.shared.primary,
+        origin: this.#shared.primary,
         message: 'the store did not answer store.add before the request ended; nothing was stored or sent',
       },
       attempts: 0,
-      elapsedMs: this.shared.clock.now() - this.start.startedAt,
+      elapsedMs: this.#shared.clock.now() - this.#start.startedAt,
     };
   }
 
   /** The entry is stored: the outcome of its first send when the outbox makes it within the wait, else deferred. */
   async #afterWrite(): Promise<Outcome> {
-    const { shared, start } = this;
+    const shared = this.#shared;
+    const start = this.#start;
     const { entryId } = start;
     if (shared.isOffline()) return this.#deferred('offline');
     const started = await Promise.race([shared.outbox.started(entryId), this.#woken.then(() => true)]);
@@ -182,6 +198,6 @@ export class DurableRequest {
   /** Deferred, after the first send's output when it ended with a mendable failure (its origin and attempts). */
   #deferred(reason: FailReason | 'durable', after?: RunOutput): Outcome {
     this.#events.emit('deferred', after?.origin, after?.attempts, { reason });
-    return { status: 'deferred', entryId: this.start.entryId, reason };
+    return { status: 'deferred', entryId: this.#start.entryId, reason };
   }
 }
