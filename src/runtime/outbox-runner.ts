@@ -204,22 +204,11 @@ function isQuiet(snapshot: OutboxRun): boolean {
  * connectivity hints (they only schedule work).
  */
 export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
-  const runner = new Outbox(options);
-  return {
-    enqueue: (entry, abandoned) => runner.enqueue(entry, abandoned),
-    size: async () => (await options.store.list()).length,
-    list: () => options.store.list(),
-    flush: () => runner.flush(),
-    started: (id) => runner.started(id),
-    settled: (id) => runner.settled(id),
-    retry: (id) => runner.retry(id),
-    remove: (id) => runner.remove(id),
-    close: () => runner.close(),
-  };
+  return new Outbox(options);
 }
 
 /** The outbox runner: the outbox machine, the store calls that answer it, and what callers wait for. */
-class Outbox {
+class Outbox implements OutboxRunner {
   readonly #options: OutboxRunnerOptions;
   readonly #store: OutboxStore;
   readonly #clock: Clock;
@@ -290,6 +279,14 @@ class Outbox {
     for (const keep of this.#reads) keep.push(entry.id);
     if (!this.#closing)
       this.#machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: this.#now() });
+  }
+
+  async size(): Promise<number> {
+    return (await this.#store.list()).length;
+  }
+
+  list(): Promise<OutboxEntry[]> {
+    return this.#store.list();
   }
 
   async flush(): Promise<FlushResult> {
