@@ -2,10 +2,10 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { FailwiseError } from '../errors/failwise-error.js';
 import { loadOptionalPeer, messageOf } from './optional-peer.js';
 import { LOCK_BUSY, leaseLock, type LeaseLock } from './sqlite-lease-lock.js';
-import { migrate, prepare } from './sqlite-statements.js';
+import { migrate, prepare, type Statements } from './sqlite-statements.js';
 import { closedError } from './store-input.js';
 
-export type Handle = ReturnType<typeof prepare> & { lock: LeaseLock | undefined };
+export type Handle = Statements & { lock: LeaseLock | undefined };
 
 /**
  * A sqliteStore's file: opened on the first call with its statements prepared, reopened after a failed open,

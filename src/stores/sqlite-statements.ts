@@ -56,8 +56,23 @@ export function fromRow({ entry, body }: Row): OutboxEntry {
   return parsed;
 }
 
+type Statement<P extends unknown[], R = unknown> = BetterSqlite3.Statement<P, R>;
+type Body = string | Uint8Array | null;
+
 /** An open file with its statements prepared once. */
-export function prepare(db: BetterSqlite3.Database) {
+export interface Statements {
+  db: BetterSqlite3.Database;
+  add: Statement<[string, string, Body]>;
+  update: Statement<[string, Body, string]>;
+  remove: Statement<[string]>;
+  get: Statement<[string], Row>;
+  list: Statement<[], Row>;
+  acquireLease: Statement<[{ owner: string; expiresAt: number; now: number }]>;
+  takeLease: Statement<[{ owner: string; expiresAt: number }]>;
+  releaseLease: Statement<[string]>;
+}
+
+export function prepare(db: BetterSqlite3.Database): Statements {
   return {
     db,
     // One statement each: SQLite runs every statement in its own transaction, so each change is atomic.
