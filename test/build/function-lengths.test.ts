@@ -7,9 +7,9 @@ import { LINE_LIMIT, functionLengths, functionsOver } from '../../scripts/functi
  * only shrink: a listed function that grows fails, and one that falls to the limit or under must leave the list.
  */
 const ALLOWED_OVER_LIMIT: Readonly<Record<string, number>> = {
-  // The client's wiring closure: being made a class with named methods.
+  // The closure that validates the client's options and wires every part; its parts are to become named methods.
   'src/runtime/create-failover-client.ts createClient': 498,
-  // Validation and shaping of one request, on its way into the request object.
+  // Checks a request's fields and shapes what is sent, in one pass: to be split by field.
   'src/runtime/prepare-request.ts prepareRequest': 152,
 };
 
