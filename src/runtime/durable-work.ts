@@ -1,8 +1,7 @@
 import type { SendResult } from '../../machines/outbox/outbox.types.js';
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
-import { FailwiseError } from '../errors/failwise-error.js';
-import type { Failure, FailReason } from '../policy/failure.js';
+import type { Failure } from '../policy/failure.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
@@ -10,12 +9,11 @@ import { memoryStore } from '../stores/memory-store.js';
 import type { DecisionEventDraft } from './decision-events.js';
 import type { RequestRun } from './request-run.js';
 import { outboxDecisionEvent } from './outbox-decision-event.js';
-import { entryOf, preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
-import { isMendable } from '../policy/mendable.js';
+import { preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
 import { errorNameOf } from '../policy/error-name.js';
-import { createOutboxRunner } from './outbox-runner.js';
+import { createOutboxRunner, type OutboxRunner } from './outbox-runner.js';
+import { DurableRequest, type DurableRequests } from './durable-request.js';
 import type { FlushResult } from './flush-result.js';
-import { STORE_WAIT_MS } from './bounded-wait.js';
 import type { PreparedRequest } from './prepare-request.js';
 import type { MachineRunner } from '../engine/machine-runner.js';
 import type { TelemetryRequest, TelemetryRun, TelemetrySession } from './telemetry.js';
@@ -74,13 +72,8 @@ type RunOf = (
   trace?: TelemetryRun,
 ) => RequestRun;
 
-/**
- * Durable work: the outbox runner on the client's store, `lifetime: 'durable'` requests, and the sends the
- * outbox makes (each one run of the request machine through `run`). See docs/durable.md. The client loads this
- * module with `import()` when it is first needed: at once when it is given a store, otherwise on the first
- * durable request.
- */
-export function createDurableWork(deps: {
+/** What durable work needs of the client. */
+export interface DurableWorkDeps {
   /** @default memoryStore() */
   store?: OutboxStore | undefined;
   clock: Clock;
@@ -99,48 +92,78 @@ export function createDurableWork(deps: {
   telemetry?: TelemetrySession | undefined;
   /** What telemetry may know of a request. */
   traced: (requestId: string, prepared: PreparedRequest) => TelemetryRequest;
-}): DurableWork {
-  const { clock, policy, connectivity, isOffline, notify, requestRun, run, telemetry } = deps;
-  const store = deps.store ?? memoryStore();
-  /** A durable request waiting for its first send's outcome, by entry id. */
-  const sendWaiters = new Map<string, (output: RunOutput) => void>();
-  /** The telemetry run of each durable request still waiting, by entry id. */
-  const waitingTraces = new Map<string, TelemetryRun>();
-  /** Durable requests whose entry is being written: close() ends them (the store may never answer). */
-  const writing = new Set<() => void>();
-  let outboxSize = 0;
+}
 
-  const outbox = createOutboxRunner({
-    store,
-    clock,
-    policy,
-    connectivity,
-    runner: deps.runner,
-    owner: deps.owner,
-    send: (entry, signal) => sendEntry(entry, signal),
-    onEmitted: (event) => {
-      if (telemetry) telemetry.outbox(event);
-      // The size is told when it changes (not, say, when an empty store has been read at start).
-      if (event.type === 'outbox-changed') {
-        if (event.size === outboxSize) return;
-        outboxSize = event.size;
-      }
-      const decision = outboxDecisionEvent(event);
-      if (decision) notify(decision);
+/**
+ * Durable work: the outbox runner on the client's store, `lifetime: 'durable'` requests, and the sends the
+ * outbox makes (each one run of the request machine through `run`). See docs/durable.md. The client loads this
+ * module with `import()` when it is first needed: at once when it is given a store, otherwise on the first
+ * durable request.
+ */
+export function createDurableWork(deps: DurableWorkDeps): DurableWork {
+  const work = new Durable(deps);
+  return {
+    request: (prepared, start) => work.request(prepared, start),
+    outbox: {
+      size: () => work.outbox.size(),
+      list: () => work.outbox.list(),
+      flush: () => work.outbox.flush(),
+      retry: (id) => work.outbox.retry(id),
+      remove: (id) => work.outbox.remove(id),
     },
-  });
+    store: work.store,
+    close: () => work.close(),
+  };
+}
 
-  /**
-   * A durable request: written to the store before anything is sent (rule 10), then sent by the outbox in its
-   * turn. When the outbox sends it at once, that send is the interactive try and its outcome is returned;
-   * otherwise (offline, waiting behind earlier entries or for another tab's lease, a failure time can mend, or
-   * no end within the budget) it is `deferred`, and the outbox goes on with it.
-   */
-  function requestDurable(prepared: PreparedRequest, start: DurableStart): Promise<Outcome> {
+/** The outbox runner of one client, its durable requests and the sends it makes. */
+class Durable {
+  readonly store: OutboxStore;
+  readonly outbox: OutboxRunner;
+  readonly #shared: DurableRequests;
+  #outboxSize = 0;
+
+  constructor(private readonly deps: DurableWorkDeps) {
+    const { clock, policy, connectivity, telemetry } = deps;
+    const store = (this.store = deps.store ?? memoryStore());
+    this.outbox = createOutboxRunner({
+      store,
+      clock,
+      policy,
+      connectivity,
+      runner: deps.runner,
+      owner: deps.owner,
+      send: (entry, signal) => this.#sendEntry(entry, signal),
+      onEmitted: (event) => {
+        if (telemetry) telemetry.outbox(event);
+        // The size is told when it changes (not, say, when an empty store has been read at start).
+        if (event.type === 'outbox-changed') {
+          if (event.size === this.#outboxSize) return;
+          this.#outboxSize = event.size;
+        }
+        const decision = outboxDecisionEvent(event);
+        if (decision) deps.notify(decision);
+      },
+    });
+    this.#shared = {
+      clock,
+      primary: deps.primary,
+      isOffline: deps.isOffline,
+      outbox: this.outbox,
+      sendWaiters: new Map(),
+      waitingTraces: new Map(),
+      writing: new Set(),
+    };
+  }
+
+  /** A durable request (durable-request.ts), traced from when `client.request` was called. */
+  request(prepared: PreparedRequest, start: DurableStart): Promise<Outcome> {
+    const { clock, telemetry, requestRun } = this.deps;
     // Its span starts when `client.request` was called, however long durable work took to load.
-    const trace = telemetry?.request(deps.traced(start.entryId, prepared), start.startedAt);
-    if (trace === undefined) return requestEntry(prepared, start, undefined);
-    return requestEntry(prepared, start, trace).then(
+    const trace = telemetry?.request(this.deps.traced(start.entryId, prepared), start.startedAt);
+    const outcome = new DurableRequest(this.#shared, prepared, start, trace, requestRun).run();
+    if (trace === undefined) return outcome;
+    return outcome.then(
       (outcome) => (trace.end(outcome, clock.now()), outcome),
       (error: unknown) => {
         trace.end({ status: 'rejected', error: errorNameOf(error) }, clock.now());
@@ -149,119 +172,21 @@ export function createDurableWork(deps: {
     );
   }
 
-  async function requestEntry(
-    prepared: PreparedRequest,
-    start: DurableStart,
-    trace: TelemetryRun | undefined,
-  ): Promise<Outcome> {
-    const { entryId, startedAt } = start;
-    const events = requestRun(entryId, prepared, startedAt);
-    /** Deferred, after the first send's output when it ended with a mendable failure (its origin and attempts). */
-    const deferred = (reason: FailReason | 'durable', after?: RunOutput): Outcome => {
-      events.emit('deferred', after?.origin, after?.attempts, { reason });
-      return { status: 'deferred', entryId, reason };
-    };
-    let ended: { output: RunOutput; elapsedMs: number } | FailReason | undefined;
-    let wake!: () => void;
-    const woken = new Promise<void>((resolve) => (wake = resolve));
-    const end = (value: NonNullable<typeof ended>) => {
-      ended ??= value;
-      wake();
-    };
-    sendWaiters.set(entryId, (output) => end({ output, elapsedMs: clock.now() - startedAt }));
-    if (trace) waitingTraces.set(entryId, trace);
-    start.onExpired(() => end('budget-exhausted'));
-    const onAbort = () => end('cancelled');
-    prepared.signal?.addEventListener('abort', onAbort, { once: true });
-    // Aborted when the request ends before its entry is written: a late write is then taken back.
-    const abandoned = new AbortController();
-    let giveUp!: () => void;
-    // Aborted at once, so that a write landing a microtask later is taken back, never queued.
-    const givenUp = new Promise<false>((resolve) => (giveUp = () => (abandoned.abort(), resolve(false))));
-    let written: Promise<boolean> | undefined;
-    // close() while the write is under way: the write may still land within STORE_WAIT_MS, and then the request
-    // is deferred (its entry is stored, for the next start); otherwise it ends cancelled, nothing stored.
-    const closed = () => {
-      const timer = clock.setTimeout(() => (end('cancelled'), giveUp()), STORE_WAIT_MS);
-      void written?.then(
-        () => (clock.clearTimeout(timer), end('cancelled')),
-        () => clock.clearTimeout(timer),
-      );
-    };
-    try {
-      writing.add(closed);
-      written = outbox.enqueue(entryOf(prepared, entryId, startedAt), abandoned.signal).then(
-        () => true,
-        (cause: unknown) => {
-          throw new FailwiseError(
-            'failwise: the durable request could not be written to the store; nothing was sent',
-            { cause },
-          );
-        },
-      );
-      // A store that does not answer within the budget (or before close()) must not hold the request: it
-      // fails, nothing sent, rather than `deferred`, which would say the entry is stored. A budget spent before
-      // the write began (durable work was loading) leaves the write STORE_WAIT_MS.
-      if (ended === undefined) void woken.then(giveUp);
-      else {
-        const timer = clock.setTimeout(giveUp, STORE_WAIT_MS);
-        void written.then(
-          () => clock.clearTimeout(timer),
-          () => clock.clearTimeout(timer),
-        );
-      }
-      if (!(await Promise.race([written, givenUp]))) {
-        abandoned.abort();
-        written.catch(() => undefined);
-        const reason = typeof ended === 'string' ? ended : 'budget-exhausted';
-        events.emit('failed', undefined, 0, { reason, failureClass: 'unexpected' });
-        return {
-          status: 'failed',
-          reason,
-          failure: {
-            class: 'unexpected',
-            requestSent: 'no',
-            origin: deps.primary,
-            message:
-              'the store did not answer store.add before the request ended; nothing was stored or sent',
-          },
-          attempts: 0,
-          elapsedMs: clock.now() - startedAt,
-        };
-      }
-      writing.delete(closed);
-      if (prepared.signal?.aborted) onAbort();
-      if (isOffline()) return deferred('offline');
-      const started = await Promise.race([outbox.started(entryId), woken.then(() => true)]);
-      if (!started && ended === undefined) return deferred('durable');
-      await woken;
-      if (typeof ended === 'string') return deferred(ended);
-      const { output, elapsedMs } = ended!;
-      if (output.status === 'succeeded') return { ...output, elapsedMs };
-      // What the send's failure means for the entry is the outbox's decision, written to the store: the outcome
-      // waits for it, so that an app told `failed` finds the entry dead in `outbox.list()` and can `retry` it.
-      // A failure time can mend is dead-lettered too once the entry has no attempts or age left.
-      const status = await outbox.settled(entryId);
-      if (status !== 'dead' && isMendable(output.reason)) return deferred(output.reason, output);
-      events.emit('failed', output.origin, output.attempts, {
-        reason: output.reason,
-        failureClass: output.failure?.class,
-      });
-      return { ...output, elapsedMs: clock.now() - startedAt, entryId };
-    } finally {
-      writing.delete(closed);
-      start.clear();
-      sendWaiters.delete(entryId);
-      waitingTraces.delete(entryId);
-      prepared.signal?.removeEventListener('abort', onAbort);
-    }
+  close(): Promise<void> {
+    for (const end of [...this.#shared.writing]) end();
+    return this.outbox.close();
   }
 
   /** One send of an outbox entry: a run of the request machine, within what is left of the entry's attempts. */
-  async function sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
+  async #sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
+    const { clock, policy, telemetry, requestRun, run } = this.deps;
     const prepared = preparedOf(entry);
     const startedAt = clock.now();
-    const trace = telemetry?.send(deps.traced(entry.id, prepared), startedAt, waitingTraces.get(entry.id));
+    const trace = telemetry?.send(
+      this.deps.traced(entry.id, prepared),
+      startedAt,
+      this.#shared.waitingTraces.get(entry.id),
+    );
     const send = requestRun(entry.id, prepared, startedAt, trace);
     // The entry keeps every failure of its live attempts, not only the last.
     const failures: Failure[] = (send.failures = []);
@@ -270,24 +195,8 @@ export function createDurableWork(deps: {
     const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
     const output = await run(send, runPolicy, signal);
     trace?.end(output, clock.now());
-    sendWaiters.get(entry.id)?.(output);
+    this.#shared.sendWaiters.get(entry.id)?.(output);
     if (output.status === 'succeeded') send.emit('succeeded', output.origin, output.attempts, {});
-    return sendResultOf(output, deps.primary, failures, clock.now());
+    return sendResultOf(output, this.deps.primary, failures, clock.now());
   }
-
-  return {
-    request: requestDurable,
-    outbox: {
-      size: () => outbox.size(),
-      list: () => outbox.list(),
-      flush: () => outbox.flush(),
-      retry: (id) => outbox.retry(id),
-      remove: (id) => outbox.remove(id),
-    },
-    store,
-    close: () => {
-      for (const end of [...writing]) end();
-      return outbox.close();
-    },
-  };
 }

@@ -28,38 +28,19 @@ import { leanRunner } from '../engine/machine-runner.js';
 import { childMachine } from '../engine/child-machine.js';
 import { matchesValue } from '../engine/lean-actor.js';
 import { spreadUnkeyed } from './claim-spread.js';
-import { answeredWithin, STORE_ANSWER_MS, STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
+import { STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
+import { OutboxClaimer } from './outbox-claimer.js';
+import { StoreCalls } from './outbox-store-calls.js';
+import { CLAIM_POLL_MS, FLUSH_LEASE_POLL_MS, OUTBOX_LEASE_TTL_MS } from './outbox-timing.js';
 import { flushResultOf, type FlushFacts, type FlushResult } from './flush-result.js';
 
-/**
- * How long this runner's lease on the store lasts: 30 s. It is renewed every 10 s while the runner sends, and
- * given back as soon as nothing is in flight or due; a runner that stops without giving it back (a crash, a
- * closed tab) holds it at most this long. Another runner asks again every 15 s.
- */
-export const OUTBOX_LEASE_TTL_MS = 30_000;
-
-/**
- * While `flush()` waits for a lease another live runner holds (up to `policy.durable.flushWaitMs`), it asks
- * again this often: the holder gives it back as soon as it is idle, and a dead holder's lease is free at once.
- */
-export const FLUSH_LEASE_POLL_MS = 100;
-
-/**
- * With a store that claims single entries (`OutboxStore.claims`), an entry another runner holds is asked about
- * again after at most this long: the store cannot tell when a claim ends early (the holder finished it, or its
- * session ended), and asking costs one small transaction.
- */
-export const CLAIM_RECHECK_MS = 1_000;
-
-/** ...and after at least this long, so that a row being written right now is not asked about in a busy loop. */
-export const CLAIM_RECHECK_MIN_MS = 100;
-
-/**
- * With a store that claims single entries, the runner reads the store this often while idle, so that entries
- * other processes wrote (or left behind when they died) join its queue: every runner sends, none waits for a
- * lease that would make it read the store.
- */
-export const CLAIM_POLL_MS = 1_000;
+export {
+  CLAIM_POLL_MS,
+  CLAIM_RECHECK_MIN_MS,
+  CLAIM_RECHECK_MS,
+  FLUSH_LEASE_POLL_MS,
+  OUTBOX_LEASE_TTL_MS,
+} from './outbox-timing.js';
 
 /** A stored entry keeps its last this many failures (`OutboxEntry.failures`). */
 export const MAX_STORED_FAILURES = 20;
@@ -220,142 +201,354 @@ function isQuiet(snapshot: OutboxRun): boolean {
 /**
  * Creates and drives the outbox machine: the one place that creates an outbox actor. It turns the store, the
  * clock and the `send` function into the machine's actors, stamps every event with `clock.now()`, and relays
- * connectivity hints (CONTRACT rule 6: they only schedule work).
+ * connectivity hints (they only schedule work).
  */
 export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
-  const { store, clock, policy, connectivity } = options;
-  const owner = options.owner ?? globalThis.crypto.randomUUID();
-  const now = () => clock.now();
-  const online = () => connectivity?.current() !== 'offline';
+  return new Outbox(options);
+}
 
-  // Store calls in flight; close() waits for them, so that a write it did not stop is not cut in half.
-  const inFlight = new Set<Promise<unknown>>();
-  const tracked = <T>(promise: Promise<T>): Promise<T> => {
-    const settled = promise.then(
-      () => undefined,
-      () => undefined,
-    );
-    inFlight.add(settled);
-    void settled.then(() => inFlight.delete(settled));
-    return promise;
-  };
-  /** A store call the scheduler waits on: tracked, and taken as failed after STORE_ANSWER_MS without an answer. */
-  const answerWatches = new Set<() => void>();
-  const answered = <T>(promise: Promise<T>, what: string): Promise<T> =>
-    answeredWithin(clock, tracked(promise), STORE_ANSWER_MS, what, answerWatches);
-
+/** The outbox runner: the outbox machine, the store calls that answer it, and what callers wait for. */
+class Outbox implements OutboxRunner {
+  readonly #options: OutboxRunnerOptions;
+  readonly #store: OutboxStore;
+  readonly #clock: Clock;
+  readonly #owner: string;
+  readonly #calls: StoreCalls;
   /** The store's per-entry claims, when it has them: every runner sends, each entry claimed by one at a time. */
-  const claims = store.claims;
-  /** Entries read from the store, queued in this runner's own order when it shares the queue (claim-spread.ts). */
-  const inClaimOrder = (entries: OutboxEntryRecord[]) =>
-    claims && policy.durable.order === 'per-key' ? spreadUnkeyed(entries, owner) : entries;
-
+  readonly #claims: OutboxClaims | undefined;
+  readonly #claimer: OutboxClaimer | undefined;
+  #machine!: MachineRun<OutboxMachineContext>;
+  // The machine's first steps (during start) run before `#machine` is assigned.
+  #started = false;
+  #failure: unknown;
+  #closing: Promise<void> | undefined;
+  // Resolved when the machine changes (or ends): `until` re-checks what it waits for.
+  readonly #waiters = new Set<() => void>();
   /**
-   * Entries other runners held when last asked (`claims.heldElsewhere`), until their claims end: a claim of one of
-   * them is answered here, without a store call, for CLAIM_RECHECK_MS after the list was read (as long as a
-   * `taken` answer from the store lasts): the holder most likely still sends it, or has sent it.
+   * Ids written since a read of the store began (`LoadEntriesOutput.keep`), one list per read. The list is the
+   * read's output itself, and grows until the machine has taken that output in: an entry enqueued after the read
+   * resolved but before the machine saw it is not taken for removed.
    */
-  let heldElsewhere = new Map<string, number>();
-  let heldElsewhereAt = -Infinity;
-  const takenUntil = (from: number, until: number) =>
-    from + Math.min(Math.max(until - from, CLAIM_RECHECK_MIN_MS), CLAIM_RECHECK_MS);
-
+  readonly #reads = new Set<string[]>();
+  /** The store's last answer to a lease request: what a flush that ends waiting for the lease reports. */
+  #leaseAnswer: FlushFacts['lease'] = 'free';
+  /** The counts of each flush in progress: entries sent and dead-lettered while it runs. */
+  readonly #flushCounts = new Set<{ sent: number; failed: number }>();
+  /** Pauses of flushes waiting for the lease: close() ends them. */
+  readonly #pauses = new Set<() => void>();
   /**
-   * Entries as their claim answered them, until their send takes them: a claim and the read before the send
-   * would otherwise be two round trips to the store for the same row, which no other runner can change while the
-   * claim lasts. Kept with the claim's end: a send that starts later (the device went offline in between, say)
-   * reads the store, since another runner may have claimed the entry once this claim ran out.
+   * Per-entry claims: while idle, reads the store every CLAIM_POLL_MS and takes in the entries it does not know
+   * (written by other processes, or left by one that died). Busy, it reads the store each time it starts again.
    */
-  const claimedEntries = new Map<string, { entry: OutboxEntry; until: number }>();
+  #pollTimer: unknown;
+  readonly #unsubscribe: (() => void) | undefined;
 
-  /** Claims the entry for this runner in a store with per-entry claims, counting its attempt. */
-  const claimEntry = async (claims: OutboxClaims, id: string, attempts: number): Promise<CommitOutcome> => {
-    const at = now();
-    const known = heldElsewhere.get(id);
-    if (known !== undefined && known > at && at - heldElsewhereAt < CLAIM_RECHECK_MS)
-      return { status: 'taken', until: takenUntil(at, known) };
-    const answer = await answered(
-      claims.claim({
-        id,
-        owner,
-        attempts,
-        claimMs: OUTBOX_LEASE_TTL_MS,
-        now: at,
-        order: policy.durable.order,
-        // flush() brings backoff forward for the entries it sends (never a server's Retry-After: the store checks).
-        ignoreBackoff: flushCounts.size > 0,
-      }),
-      'store.claims.claim',
+  constructor(options: OutboxRunnerOptions) {
+    const { store, clock, policy, connectivity } = options;
+    this.#options = options;
+    this.#store = store;
+    this.#clock = clock;
+    const owner = (this.#owner = options.owner ?? globalThis.crypto.randomUUID());
+    this.#calls = new StoreCalls(clock);
+    const claims = (this.#claims = store.claims);
+    this.#claimer = claims && this.#claimerOf(claims, owner, policy);
+    this.#startMachine();
+    this.#started = true;
+    if (claims) this.#pollTimer = clock.setTimeout(() => void this.#poll(), CLAIM_POLL_MS);
+    this.#unsubscribe = connectivity?.subscribe((hint) => {
+      // `changed` (a network switch) says nothing about being online: only online/offline schedule work.
+      // A hint failwise does not know (the client's own listener refuses it) schedules nothing.
+      if (this.#closing || hint === 'changed' || !isConnectivityHint(hint)) return;
+      this.#machine.send({ type: 'connectivity.changed', online: hint === 'online', at: this.#now() });
+    });
+  }
+
+  async enqueue(entry: OutboxEntry, abandoned?: AbortSignal): Promise<void> {
+    this.#assertOpen('enqueue');
+    const store = this.#store;
+    const claims = this.#claims;
+    // Written first: the scheduler only hears of entries the store already has. Per-entry claims: written
+    // claimed by this runner, so that no other one sends it before this one knows whether its request still
+    // wants it (`abandoned`).
+    await this.#calls.tracked(
+      claims ? claims.add(entry, this.#owner, OUTBOX_LEASE_TTL_MS, this.#now()) : store.add(entry),
     );
-    switch (answer.status) {
-      case 'claimed':
-        if (answer.stored) claimedEntries.set(id, { entry: answer.stored, until: at + OUTBOX_LEASE_TTL_MS });
-        return { status: 'committed' };
-      case 'stale':
-        // Counted by another runner since: it most likely holds it, and others of this runner's queue too.
-        await learnHeldElsewhere(claims, at);
-        return { status: 'stale', stored: entryRecordOf(answer.stored) };
-      case 'missing':
-        await forgetGone(claims, id, at);
-        return { status: 'missing' };
-      case 'taken': {
-        // Another runner is sending: the ones it holds besides this are skipped without asking one by one.
-        await learnHeldElsewhere(claims, at);
-        return { status: 'taken', until: takenUntil(at, answer.until) };
+    // Its request ended while the write was under way (the budget ran out, or the client closed): the request
+    // said nothing was stored, so nothing may be sent.
+    if (abandoned?.aborted) return void (await this.#calls.tracked(store.remove(entry.id)));
+    for (const keep of this.#reads) keep.push(entry.id);
+    if (!this.#closing)
+      this.#machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: this.#now() });
+  }
+
+  async size(): Promise<number> {
+    return (await this.#store.list()).length;
+  }
+
+  list(): Promise<OutboxEntry[]> {
+    return this.#store.list();
+  }
+
+  async flush(): Promise<FlushResult> {
+    this.#assertOpen('flush');
+    const counts = { sent: 0, failed: 0 };
+    this.#flushCounts.add(counts);
+    try {
+      let quiet = await this.#until((s) => !s.matches('loading'));
+      const deadline = this.#now() + this.#options.policy.durable.flushWaitMs;
+      if (quiet.status === 'active' && !quiet.matches('loadFailed')) {
+        // Per-entry claims: other processes' entries are this runner's to send too.
+        if (this.#claims) await this.#takeInStored().catch(() => undefined);
+        this.#machine.send({ type: 'outbox.flush', at: this.#now() });
+        quiet = await this.#until(isQuiet);
+        // Another live runner holds the lease: it gives it back once idle (a dead one's is free at once).
+        while (!this.#closing && this.#waitsForLease(quiet) && this.#now() < deadline) {
+          await this.#pause(Math.min(FLUSH_LEASE_POLL_MS, deadline - this.#now()));
+          if (this.#closing) break;
+          this.#machine.send({ type: 'outbox.flush', at: this.#now() });
+          this.#machine.send({ type: 'outbox.askForLease', at: this.#now() });
+          quiet = await this.#until(isQuiet);
+        }
       }
+      return flushResultOf(quiet.context, {
+        ...counts,
+        online: this.#online(),
+        loadFailed: quiet.matches('loadFailed'),
+        lease: quiet.matches({ running: { lease: 'waitingForLease' } }) ? this.#leaseAnswer : 'free',
+      });
+    } finally {
+      this.#flushCounts.delete(counts);
     }
-  };
+  }
 
-  /** Reads which entries other runners hold (`claims.heldElsewhere`), at most once per CLAIM_RECHECK_MIN_MS. */
-  const learnHeldElsewhere = async (claims: OutboxClaims, at: number) => {
-    if (at - heldElsewhereAt < CLAIM_RECHECK_MIN_MS) return;
-    heldElsewhereAt = at;
-    const held = await answered(claims.heldElsewhere(owner, at), 'store.claims.heldElsewhere').catch(
-      () => [],
+  async started(id: string): Promise<boolean> {
+    const begun = (s: OutboxRun) => {
+      const status = s.context.entries.find((e) => e.id === id)?.status;
+      return status === 'claiming' || status === 'sending' || status === 'committing';
+    };
+    const snapshot = await this.#until((s) => begun(s) || (isQuiet(s) && !s.matches('loading')));
+    return snapshot.status === 'active' && begun(snapshot);
+  }
+
+  async settled(id: string): Promise<'pending' | 'dead' | undefined> {
+    const entryOf = (s: OutboxRun) => s.context.entries.find((e) => e.id === id);
+    const snapshot = await this.#until((s) => {
+      const entry = entryOf(s);
+      return entry === undefined || !isInFlight(entry);
+    });
+    const status = entryOf(snapshot)?.status;
+    // A send the runner's close() cut short leaves its entry pending in the store.
+    return status === undefined || status === 'dead' ? status : 'pending';
+  }
+
+  async retry(id: string): Promise<boolean> {
+    this.#assertOpen('retry');
+    const loaded = await this.#until((s) => !s.matches('loading'));
+    const entry = loaded.context.entries.find((e) => e.id === id);
+    if (loaded.status !== 'active' || !loaded.matches('running') || entry?.status !== 'dead') return false;
+    this.#machine.send({ type: 'outbox.retry', id, at: this.#now() });
+    const after = await this.#until(
+      (s) => s.context.entries.find((e) => e.id === id)?.status !== 'committing',
     );
-    heldElsewhere = new Map(held.map(({ id, until }) => [id, until]));
-  };
+    // Revived, the entry may be claimed in the same step: anything but dead (or gone) means it is queued.
+    const status = after.context.entries.find((e) => e.id === id)?.status;
+    return status !== undefined && status !== 'dead';
+  }
 
-  let goneAskedAt = -Infinity;
-  /**
-   * One entry was gone from the store: other runners have most likely sent more of this runner's queue. The
-   * pending ones the store no longer has are forgotten at once (`claims.gone`), at most once per
-   * CLAIM_RECHECK_MIN_MS, instead of each costing a claim that answers `missing`.
-   */
-  const forgetGone = async (claims: OutboxClaims, missing: string, at: number) => {
-    if (at - goneAskedAt < CLAIM_RECHECK_MIN_MS) return;
-    goneAskedAt = at;
-    const ids = machine.context.entries
-      .filter((e) => e.status === 'pending' && e.id !== missing)
-      .map((e) => e.id);
-    const gone = await answered(claims.gone(ids), 'store.claims.gone').catch(() => []);
-    for (const id of gone) if (!closing) machine.send({ type: 'entry.missing', id, at: now() });
-  };
+  async remove(id: string): Promise<boolean> {
+    this.#assertOpen('remove');
+    const had = (await this.#calls.tracked(this.#store.get(id))) !== undefined;
+    await this.#calls.tracked(this.#store.remove(id));
+    // The scheduler forgets it, and stops a send or write in flight for it.
+    if (!this.#closing) this.#machine.send({ type: 'entry.missing', id, at: this.#now() });
+    return had;
+  }
 
-  const commit = async ({ id, commit }: { id: string; commit: OutboxCommit }): Promise<CommitOutcome> => {
-    if (commit.op === 'claim' && claims) return claimEntry(claims, id, commit.attempts);
+  close(): Promise<void> {
+    this.#closing ??= this.#shutDown();
+    return this.#closing;
+  }
+
+  async #shutDown(): Promise<void> {
+    this.#unsubscribe?.();
+    if (this.#pollTimer !== undefined) this.#clock.clearTimeout(this.#pollTimer);
+    for (const end of [...this.#pauses]) end();
+    this.#machine.send({ type: 'outbox.close' });
+    // Stopping the machine clears its timers and stops its children (aborting sends in flight).
+    this.#machine.stop();
+    this.#claimer?.clear();
+    this.#wake();
+    this.#calls.stopWatching();
+    // Writes already started are waited for, so that none is cut in half, but not forever: a store that never
+    // answers must not hang the app's shutdown (a write cut off is as a crash leaves it).
+    let writes = this.#calls.inFlight();
+    while (writes && (await settledWithin(this.#clock, writes, STORE_WAIT_MS)))
+      writes = this.#calls.inFlight();
+    // Claims of sends cut short go back at once, so other runners send them without waiting for their time.
+    const claims = this.#claims;
+    await settledWithin(
+      this.#clock,
+      claims ? claims.releaseAll(this.#owner) : this.#store.releaseLease(this.#owner),
+      STORE_WAIT_MS,
+    );
+  }
+
+  #now(): number {
+    return this.#clock.now();
+  }
+
+  #online(): boolean {
+    return this.#options.connectivity?.current() !== 'offline';
+  }
+
+  #claimerOf(claims: OutboxClaims, owner: string, policy: Policy): OutboxClaimer {
+    return new OutboxClaimer(claims, {
+      owner,
+      policy,
+      clock: this.#clock,
+      calls: this.#calls,
+      hurried: () => this.#flushCounts.size > 0,
+      pendingIds: () => this.#machine.context.entries.filter((e) => e.status === 'pending').map((e) => e.id),
+      forget: (id) => {
+        if (!this.#closing) this.#machine.send({ type: 'entry.missing', id, at: this.#now() });
+      },
+    });
+  }
+
+  /** Prepares the outbox machine with the store calls and sends that answer it, and starts it. */
+  #startMachine(): void {
+    const { policy } = this.#options;
+    const prepared = (this.#options.runner ?? leanRunner).prepare(outboxDefinition, {
+      clock: this.#clock,
+      // Store calls cannot be called off once made (a write that was asked for lands or fails): only a send
+      // listens to its signal, which close() aborts.
+      ignoresSignal: STORE_CALLS,
+      actors: {
+        loadEntries: () => this.#loadEntries(),
+        acquireLease: ({ ttlMs }: AcquireLeaseInput) => this.#askLease(ttlMs),
+        // With per-entry claims there is no lease to give back: each claim ends when its entry is written.
+        releaseLease: () =>
+          this.#claims
+            ? Promise.resolve()
+            : this.#calls.answered(this.#store.releaseLease(this.#owner), 'store.releaseLease'),
+      },
+      spawned: {
+        commitEntry: (input: CommitEntryInput, signal: AbortSignal) =>
+          replyOf(this.#commit, commitEntryReply, input, signal, () => this.#now()),
+        sendEntry: (input: SendEntryInput, signal: AbortSignal) =>
+          replyOf(this.#sendEntry, sendEntryReply, input, signal, () => this.#now()),
+      },
+    });
+    const input = { policy, now: this.#now(), online: this.#online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS };
+    this.#machine = prepared.start(input, {
+      emitted: (event) => this.#onEmitted(event as OutboxMachineEmitted),
+      changed: () => {
+        this.#settleReads();
+        this.#wake();
+      },
+      ended: (end) => {
+        if (end.status === 'error') this.#failure = end.error;
+        this.#wake();
+      },
+    });
+  }
+
+  #onEmitted(event: OutboxMachineEmitted): void {
+    for (const counts of this.#flushCounts) {
+      if (event.type === 'entry-sent') counts.sent += 1;
+      if (event.type === 'entry-dead-lettered') counts.failed += 1;
+    }
+    try {
+      this.#options.onEmitted?.(event);
+    } catch {
+      // A listener's failure is its own: the outbox goes on.
+    }
+  }
+
+  #wake(): void {
+    for (const waiter of [...this.#waiters]) waiter();
+  }
+
+  /** Entries read from the store, queued in this runner's own order when it shares the queue (claim-spread.ts). */
+  #inClaimOrder(entries: OutboxEntryRecord[]): OutboxEntryRecord[] {
+    return this.#claims && this.#options.policy.durable.order === 'per-key'
+      ? spreadUnkeyed(entries, this.#owner)
+      : entries;
+  }
+
+  async #loadEntries() {
+    const keep: string[] = [];
+    this.#reads.add(keep);
+    try {
+      // The machine gets summaries, never the stored requests (their queries, headers, bodies and keys).
+      const stored = await this.#calls.answered(this.#store.list(), 'store.list');
+      return {
+        entries: this.#inClaimOrder(stored.map(entryRecordOf)),
+        complete: true,
+        keep,
+        at: this.#now(),
+      };
+    } catch (error) {
+      this.#reads.delete(keep);
+      throw error;
+    }
+  }
+
+  /** The machine took the reads in once it is neither loading nor rescanning. */
+  #settleReads(): void {
+    const machine = this.#machine;
+    if (
+      this.#started &&
+      !machine.matches('loading') &&
+      !machine.matches({ running: { lease: 'rescanning' } })
+    )
+      this.#reads.clear();
+  }
+
+  async #askLease(ttlMs: number) {
+    const calls = this.#calls;
+    // Per-entry claims need no lease: every runner sends. Asking for it renews the claims this runner holds.
+    if (this.#claims) {
+      await calls.answered(this.#claims.renew(this.#owner, ttlMs, this.#now()), 'store.claims.renew');
+      return { held: true, at: this.#now() };
+    }
+    try {
+      const held = await calls.answered(
+        this.#store.acquireLease(this.#owner, ttlMs, this.#now()),
+        'store.acquireLease',
+      );
+      this.#leaseAnswer = held ? 'free' : 'refused';
+      return { held, at: this.#now() };
+    } catch (error) {
+      this.#leaseAnswer = 'failed';
+      throw error;
+    }
+  }
+
+  #commit = async ({ id, commit }: { id: string; commit: OutboxCommit }): Promise<CommitOutcome> => {
+    if (commit.op === 'claim' && this.#claimer) return this.#claimer.claim(id, commit.attempts);
+    const calls = this.#calls;
+    const store = this.#store;
     if (commit.op === 'remove') {
-      await answered(store.remove(id), 'store.remove');
+      await calls.answered(store.remove(id), 'store.remove');
       return { status: 'committed' };
     }
-    const stored = await answered(store.get(id), 'store.get');
+    const stored = await calls.answered(store.get(id), 'store.get');
     if (!stored) return { status: 'missing' };
     // A claim applies only to the entry the machine knows: another runner may have sent or counted it since.
     if (commit.op === 'claim' && (stored.status !== 'pending' || stored.attempts !== commit.attempts - 1))
       return { status: 'stale', stored: entryRecordOf(stored) };
-    await answered(store.update(applyCommit(stored, commit)!), 'store.update');
+    await calls.answered(store.update(applyCommit(stored, commit)!), 'store.update');
     return { status: 'committed' };
   };
 
-  const sendEntry = async (
+  #sendEntry = async (
     { id, attempt }: SendEntryInput,
     signal: AbortSignal,
   ): Promise<SendResult | 'missing' | 'skipped'> => {
-    const claimed = claimedEntries.get(id);
-    claimedEntries.delete(id);
-    let entry = claimed && claimed.until > now() ? claimed.entry : undefined;
+    let entry = this.#claimer?.takeClaimed(id, this.#now());
     try {
-      entry ??= await answered(store.get(id), 'store.get');
+      entry ??= await this.#calls.answered(this.#store.get(id), 'store.get');
     } catch (error) {
       // Nothing was sent; the attempt was counted already, and another one may succeed.
       const name = errorNameOf(error);
@@ -375,294 +568,75 @@ export function createOutboxRunner(options: OutboxRunnerOptions): OutboxRunner {
     // Another runner moved the entry on since this one counted the attempt (sent it, counted more attempts,
     // dead-lettered it): it is not this runner's to send. Forgotten here; a rescan reads it as the store has it.
     if (entry.status !== 'pending' || entry.attempts !== attempt) return 'missing';
-    // Offline since the machine started this send: send nothing (rule 6); the counted attempt is kept.
-    if (!online()) return 'skipped';
+    // Offline since the machine started this send: send nothing; the counted attempt is kept.
+    if (!this.#online()) return 'skipped';
     // Stopped (close(), remove(id)) while the store was read: nothing may start after that.
     if (signal.aborted) return 'missing';
-    return options.send(entry, signal);
+    return this.#options.send(entry, signal);
   };
 
-  // Resolved when the machine changes (or ends): `until` re-checks what it waits for.
-  const waiters = new Set<() => void>();
-  const wake = () => {
-    for (const waiter of [...waiters]) waiter();
-  };
-  let failure: unknown;
-  // The machine's first steps (during start) run before `machine` is assigned.
-  let started = false;
-  /**
-   * Ids written since a read of the store began (`LoadEntriesOutput.keep`), one list per read. The list is the
-   * read's output itself, and grows until the machine has taken that output in: an entry enqueued after the read
-   * resolved but before the machine saw it is not taken for removed.
-   */
-  const reads = new Set<string[]>();
-  const loadEntries = async () => {
-    const keep: string[] = [];
-    reads.add(keep);
-    try {
-      // The machine gets summaries, never the stored requests (their queries, headers, bodies and keys).
-      return {
-        entries: inClaimOrder((await answered(store.list(), 'store.list')).map(entryRecordOf)),
-        complete: true,
-        keep,
-        at: now(),
-      };
-    } catch (error) {
-      reads.delete(keep);
-      throw error;
-    }
-  };
-  /** The machine took the reads in once it is neither loading nor rescanning. */
-  const settleReads = () => {
-    if (started && !machine.matches('loading') && !machine.matches({ running: { lease: 'rescanning' } }))
-      reads.clear();
-  };
-  /** The store's last answer to a lease request: what a flush that ends waiting for the lease reports. */
-  let leaseAnswer: FlushFacts['lease'] = 'free';
-  const askLease = async (ttlMs: number) => {
-    // Per-entry claims need no lease: every runner sends. Asking for it renews the claims this runner holds.
-    if (claims) {
-      await answered(claims.renew(owner, ttlMs, now()), 'store.claims.renew');
-      return { held: true, at: now() };
-    }
-    try {
-      const held = await answered(store.acquireLease(owner, ttlMs, now()), 'store.acquireLease');
-      leaseAnswer = held ? 'free' : 'refused';
-      return { held, at: now() };
-    } catch (error) {
-      leaseAnswer = 'failed';
-      throw error;
-    }
-  };
-  /** The counts of each flush in progress: entries sent and dead-lettered while it runs. */
-  const flushCounts = new Set<{ sent: number; failed: number }>();
-  const count = (event: OutboxMachineEmitted) => {
-    for (const counts of flushCounts) {
-      if (event.type === 'entry-sent') counts.sent += 1;
-      if (event.type === 'entry-dead-lettered') counts.failed += 1;
-    }
-  };
-  const prepared = (options.runner ?? leanRunner).prepare(outboxDefinition, {
-    clock,
-    // Store calls cannot be called off once made (a write that was asked for lands or fails): only a send
-    // listens to its signal, which close() aborts.
-    ignoresSignal: STORE_CALLS,
-    actors: {
-      loadEntries,
-      acquireLease: ({ ttlMs }: AcquireLeaseInput) => askLease(ttlMs),
-      // With per-entry claims there is no lease to give back: each claim ends when its entry is written.
-      releaseLease: () =>
-        claims ? Promise.resolve() : answered(store.releaseLease(owner), 'store.releaseLease'),
-    },
-    spawned: {
-      commitEntry: (input: CommitEntryInput, signal: AbortSignal) =>
-        replyOf(commit, commitEntryReply, input, signal, now),
-      sendEntry: (input: SendEntryInput, signal: AbortSignal) =>
-        replyOf(sendEntry, sendEntryReply, input, signal, now),
-    },
-  });
-  const input = { policy, now: now(), online: online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS };
-  const machine: MachineRun<OutboxMachineContext> = prepared.start(input, {
-    emitted: (event) => {
-      count(event as OutboxMachineEmitted);
-      try {
-        options.onEmitted?.(event as OutboxMachineEmitted);
-      } catch {
-        // A listener's failure is its own: the outbox goes on.
-      }
-    },
-    changed: () => {
-      settleReads();
-      wake();
-    },
-    ended: (end) => {
-      if (end.status === 'error') failure = end.error;
-      wake();
-    },
-  });
-
-  started = true;
-
-  /**
-   * Per-entry claims: while idle, reads the store every CLAIM_POLL_MS and takes in the entries it does not know
-   * (written by other processes, or left by one that died). Busy, it reads the store each time it starts again.
-   */
-  let pollTimer: unknown;
   /** Takes in the stored entries the machine does not know. */
-  const takeInStored = async () => {
-    const stored = await answered(store.list(), 'store.list');
-    const known = new Set(machine.context.entries.map((e) => e.id));
-    for (const entry of inClaimOrder(stored.filter((e) => !known.has(e.id)).map(entryRecordOf))) {
-      if (closing) continue;
-      machine.send({ type: 'outbox.enqueued', entry, at: now() });
+  async #takeInStored(): Promise<void> {
+    const stored = await this.#calls.answered(this.#store.list(), 'store.list');
+    const known = new Set(this.#machine.context.entries.map((e) => e.id));
+    for (const entry of this.#inClaimOrder(stored.filter((e) => !known.has(e.id)).map(entryRecordOf))) {
+      if (this.#closing) continue;
+      this.#machine.send({ type: 'outbox.enqueued', entry, at: this.#now() });
     }
-  };
-  const poll = async () => {
+  }
+
+  async #poll(): Promise<void> {
+    const machine = this.#machine;
     try {
       if (machine.status === 'active' && machine.matches({ running: { lease: 'released' } }))
-        await takeInStored();
+        await this.#takeInStored();
     } catch {
       // The store did not answer: the next poll asks again.
     } finally {
-      if (!closing) pollTimer = clock.setTimeout(() => void poll(), CLAIM_POLL_MS);
+      if (!this.#closing) this.#pollTimer = this.#clock.setTimeout(() => void this.#poll(), CLAIM_POLL_MS);
     }
-  };
-  if (claims) pollTimer = clock.setTimeout(() => void poll(), CLAIM_POLL_MS);
-
-  let closing: Promise<void> | undefined;
-  const unsubscribe = connectivity?.subscribe((hint) => {
-    // `changed` (a network switch) says nothing about being online: only online/offline schedule work.
-    // A hint failwise does not know (the client's own listener refuses it) schedules nothing.
-    if (closing || hint === 'changed' || !isConnectivityHint(hint)) return;
-    machine.send({ type: 'connectivity.changed', online: hint === 'online', at: now() });
-  });
+  }
 
   /** Resolves once `predicate` holds (now or after a later step) or the machine ends, with the machine as it was then. */
-  const until = (predicate: (run: OutboxRun) => boolean) =>
-    new Promise<OutboxRun>((resolve) => {
+  #until(predicate: (run: OutboxRun) => boolean): Promise<OutboxRun> {
+    const machine = this.#machine;
+    return new Promise<OutboxRun>((resolve) => {
       const done = () => machine.status !== 'active' || predicate(machine);
       if (done()) return resolve(snapshotOf(machine));
       const waiter = () => {
         if (!done()) return;
-        waiters.delete(waiter);
+        this.#waiters.delete(waiter);
         resolve(snapshotOf(machine));
       };
-      waiters.add(waiter);
+      this.#waiters.add(waiter);
     });
+  }
 
-  const assertOpen = (method: string) => {
-    if (closing) throw new StateError(`failwise outbox: ${method}() was called after close()`);
-    if (failure !== undefined)
-      throw new StateError(`failwise outbox: the scheduler stopped on an error`, { cause: failure });
-  };
+  #assertOpen(method: string): void {
+    if (this.#closing) throw new StateError(`failwise outbox: ${method}() was called after close()`);
+    if (this.#failure !== undefined)
+      throw new StateError(`failwise outbox: the scheduler stopped on an error`, { cause: this.#failure });
+  }
 
-  /** Pauses of flushes waiting for the lease: close() ends them. */
-  const pauses = new Set<() => void>();
-  const pause = (ms: number) =>
-    new Promise<void>((resolve) => {
+  #pause(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
       const end = () => {
-        pauses.delete(end);
-        clock.clearTimeout(timer);
+        this.#pauses.delete(end);
+        this.#clock.clearTimeout(timer);
         resolve();
       };
-      const timer = clock.setTimeout(end, ms);
-      pauses.add(end);
+      const timer = this.#clock.setTimeout(end, ms);
+      this.#pauses.add(end);
     });
-  /** Quiet, with entries waiting, because another live runner refused the lease. */
-  const waitsForLease = (s: OutboxRun) =>
-    s.status === 'active' &&
-    s.matches({ running: { lease: 'waitingForLease' } }) &&
-    leaseAnswer === 'refused' &&
-    s.context.entries.some((e) => e.status !== 'dead');
+  }
 
-  return {
-    async enqueue(entry, abandoned) {
-      assertOpen('enqueue');
-      // Written first (CONTRACT rule 10): the scheduler only hears of entries the store already has.
-      // Per-entry claims: written claimed by this runner, so that no other one sends it before this one knows
-      // whether its request still wants it (`abandoned`).
-      await tracked(claims ? claims.add(entry, owner, OUTBOX_LEASE_TTL_MS, now()) : store.add(entry));
-      // Its request ended while the write was under way (the budget ran out, or the client closed): the request
-      // said nothing was stored, so nothing may be sent.
-      if (abandoned?.aborted) return void (await tracked(store.remove(entry.id)));
-      for (const keep of reads) keep.push(entry.id);
-      if (!closing) machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: now() });
-    },
-    size: async () => (await store.list()).length,
-    list: () => store.list(),
-    async flush() {
-      assertOpen('flush');
-      const counts = { sent: 0, failed: 0 };
-      flushCounts.add(counts);
-      try {
-        let quiet = await until((s) => !s.matches('loading'));
-        const deadline = now() + policy.durable.flushWaitMs;
-        if (quiet.status === 'active' && !quiet.matches('loadFailed')) {
-          // Per-entry claims: other processes' entries are this runner's to send too.
-          if (claims) await takeInStored().catch(() => undefined);
-          machine.send({ type: 'outbox.flush', at: now() });
-          quiet = await until(isQuiet);
-          // Another live runner holds the lease: it gives it back once idle (a dead one's is free at once).
-          while (!closing && waitsForLease(quiet) && now() < deadline) {
-            await pause(Math.min(FLUSH_LEASE_POLL_MS, deadline - now()));
-            if (closing) break;
-            machine.send({ type: 'outbox.flush', at: now() });
-            machine.send({ type: 'outbox.askForLease', at: now() });
-            quiet = await until(isQuiet);
-          }
-        }
-        return flushResultOf(quiet.context, {
-          ...counts,
-          online: online(),
-          loadFailed: quiet.matches('loadFailed'),
-          lease: quiet.matches({ running: { lease: 'waitingForLease' } }) ? leaseAnswer : 'free',
-        });
-      } finally {
-        flushCounts.delete(counts);
-      }
-    },
-    async started(id) {
-      const begun = (s: OutboxRun) => {
-        const status = s.context.entries.find((e) => e.id === id)?.status;
-        return status === 'claiming' || status === 'sending' || status === 'committing';
-      };
-      const snapshot = await until((s) => begun(s) || (isQuiet(s) && !s.matches('loading')));
-      return snapshot.status === 'active' && begun(snapshot);
-    },
-    async settled(id) {
-      const entryOf = (s: OutboxRun) => s.context.entries.find((e) => e.id === id);
-      const snapshot = await until((s) => {
-        const entry = entryOf(s);
-        return entry === undefined || !isInFlight(entry);
-      });
-      const status = entryOf(snapshot)?.status;
-      // A send the runner's close() cut short leaves its entry pending in the store.
-      return status === undefined || status === 'dead' ? status : 'pending';
-    },
-    async retry(id) {
-      assertOpen('retry');
-      const loaded = await until((s) => !s.matches('loading'));
-      const entry = loaded.context.entries.find((e) => e.id === id);
-      if (loaded.status !== 'active' || !loaded.matches('running') || entry?.status !== 'dead') return false;
-      machine.send({ type: 'outbox.retry', id, at: now() });
-      const after = await until((s) => s.context.entries.find((e) => e.id === id)?.status !== 'committing');
-      // Revived, the entry may be claimed in the same step: anything but dead (or gone) means it is queued.
-      const status = after.context.entries.find((e) => e.id === id)?.status;
-      return status !== undefined && status !== 'dead';
-    },
-    async remove(id) {
-      assertOpen('remove');
-      const had = (await tracked(store.get(id))) !== undefined;
-      await tracked(store.remove(id));
-      // The scheduler forgets it, and stops a send or write in flight for it.
-      if (!closing) machine.send({ type: 'entry.missing', id, at: now() });
-      return had;
-    },
-    close() {
-      closing ??= (async () => {
-        unsubscribe?.();
-        if (pollTimer !== undefined) clock.clearTimeout(pollTimer);
-        for (const end of [...pauses]) end();
-        machine.send({ type: 'outbox.close' });
-        // Stopping the machine clears its timers and stops its children (aborting sends in flight).
-        machine.stop();
-        claimedEntries.clear();
-        wake();
-        // The machine hears no more answers: their watch timers go (close() leaves no timer running).
-        for (const stop of [...answerWatches]) stop();
-        // Writes already started are waited for, so that none is cut in half, but not forever: a store that
-        // never answers must not hang the app's shutdown (a write cut off is as a crash leaves it).
-        while (inFlight.size > 0) {
-          if (!(await settledWithin(clock, Promise.all([...inFlight]), STORE_WAIT_MS))) break;
-        }
-        // Claims of sends cut short go back at once, so other runners send them without waiting for their time.
-        await settledWithin(
-          clock,
-          claims ? claims.releaseAll(owner) : store.releaseLease(owner),
-          STORE_WAIT_MS,
-        );
-      })();
-      return closing;
-    },
-  };
+  /** Quiet, with entries waiting, because another live runner refused the lease. */
+  #waitsForLease(s: OutboxRun): boolean {
+    return (
+      s.status === 'active' &&
+      s.matches({ running: { lease: 'waitingForLease' } }) &&
+      this.#leaseAnswer === 'refused' &&
+      s.context.entries.some((e) => e.status !== 'dead')
+    );
+  }
 }

