@@ -162,13 +162,16 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // 32.79 and 44.68 KB; the executor's refusals named (a sendTo to a child that is not a running machine, a table
   // over 31 states) to 32.90 and 44.79 KB: the guards moved to 32.95 and 44.85 KB. The transports' parameter for
   // Node's response answered from its bytes (src/transports/bytes-response.ts, in neither bundle) took them to
-  // 33.02 and 44.88 KB: the guards moved to 33.05 and 44.95 KB.
-  it('does not grow: the minimal app loads at most 33.05 KB gzip up front (issue 10 asks 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(33.05 * 1024);
+  // 33.02 and 44.88 KB: the guards moved to 33.05 and 44.95 KB. A read's retry routed past the origins that
+  // failed it, and the retry budget claimed only for a retry back to one (the request machine's planningRetry,
+  // checkingRetrySlot and claimingRetrySlot in its table, two guards, two actions, selectOrigin's `avoid`) took
+  // them to 33.35 and 45.19 KB: the guards moved to 33.4 and 45.25 KB.
+  it('does not grow: the minimal app loads at most 33.4 KB gzip up front (issue 10 asks 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(33.4 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 44.95 KB gzip (issue 10 asks 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(44.95 * 1024);
+  it('does not grow: everything, in all its chunks, within 45.25 KB gzip (issue 10 asks 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(45.25 * 1024);
   });
 });
 
