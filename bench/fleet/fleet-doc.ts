@@ -121,7 +121,7 @@ export function fleetSection(report: FleetReport, meta: Meta): string {
 function whyMissed(failwise: PolicyFigures, exponential: PolicyFigures, perClient: number): string[] {
   const lines: string[] = [
     '',
-    `Amplification depends on how many requests a client sends during the outage: each client pays about 2 extra attempts before it fails over (the request that meets the outage first makes 3 attempts, the next one 2 before \`failoverAfter: 5\` failures in a row move it), then 1 a request: about 1 + 2 / (requests a client sends during the outage), here ${failwise.outageAmplification.toFixed(3)} with ${perClient} requests a client on average.`,
+    `Amplification depends on how many requests a client sends during the outage: each request a client starts on the primary before it fails over pays about one extra attempt (a read's retry goes to the backup at once, free of the retry budget; \`failoverAfter: 5\` such failures in a row move the client), then 1 a request: about 1 + 5 / (requests a client sends during the outage), here ${failwise.outageAmplification.toFixed(3)} with ${perClient} requests a client on average.`,
   ];
   if (failwise.recoveryPeakToMean > 2)
     lines.push(

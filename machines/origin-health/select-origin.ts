@@ -7,6 +7,9 @@ import { perOrigin } from './per-origin.js';
  * the primary is not (it gets probes only). Writes skip origins that take reads only, and backups taken out
  * of rotation are skipped until their time is up. `skip`, when given, leaves out more origins (the client's
  * server holds: the first origin after them that may take the request).
+ *
+ * `avoid` (Envoy's `previous_hosts`) lists the origins that already failed the request being retried: the
+ * first candidate not among them is taken when there is one, else the origin named without them.
  */
 export function selectOrigin(
   context: OriginHealthContext,
@@ -14,7 +17,18 @@ export function selectOrigin(
   write: boolean,
   now: number,
   skip?: (origin: string) => boolean,
+  avoid: readonly string[] = [],
 ): string | undefined {
+  if (avoid.length > 0) {
+    const other = selectOrigin(
+      context,
+      state,
+      write,
+      now,
+      (origin) => avoid.includes(origin) || (skip !== undefined && skip(origin)),
+    );
+    if (other !== undefined) return other;
+  }
   const onPrimary = state === 'healthy' || state === 'suspect';
   const { origins } = context;
   // A loop from the first candidate, not `slice().find(callback)`: every attempt asks, and on an engine without

@@ -42,6 +42,9 @@ export function initialContext(input: RequestMachineInput): RequestMachineContex
     changedInFlight: false,
     origin: undefined,
     pinned: false,
+    retrying: false,
+    failedOrigins: [],
+    holdsRetrySlot: false,
     failures: [],
     lastResponse: undefined,
     response: undefined,
@@ -101,8 +104,24 @@ export function startAttempt({ context }: Args): Changes {
     attemptStartedAt: context.now,
     inFlight: true,
     changedInFlight: false,
+    retrying: false,
     response: undefined,
   };
+}
+
+/** A retry is planned after a failure on `origin`: the origin is one this request has seen fail. */
+export function recordFailedOrigin({ context }: Args): Changes {
+  const { origin, failedOrigins } = context;
+  return {
+    retrying: true,
+    failedOrigins:
+      origin === undefined || failedOrigins.includes(origin) ? failedOrigins : [...failedOrigins, origin],
+  };
+}
+
+/** The retry budget gave this request a slot: it keeps it until it ends (retry-slots.ts). */
+export function recordRetrySlot(): Changes {
+  return { holdsRetrySlot: true };
 }
 
 export function recordOrigin({ context }: Args, output: ChooseOriginOutput): Changes {

@@ -17,8 +17,10 @@ export const requestEffectDefaults = {
       'requestMachine: provide a `transport` actor with requestMachine.provide({ actors })',
     );
   },
-  /** Takes the first origin. */
-  chooseOrigin: (input: ChooseOriginInput): ChooseOriginOutput => ({ origin: input.origins[0] }),
+  /** Takes the first origin, passing over those a retried read avoids when another is left. */
+  chooseOrigin: (input: ChooseOriginInput): ChooseOriginOutput => ({
+    origin: input.origins.find((origin) => !(input.avoid ?? []).includes(origin)) ?? input.origins[0],
+  }),
   /** Grants every retry. */
   claimRetry: (): ClaimRetryOutput => ({ granted: true }),
   /** Fails: no auth configured. */

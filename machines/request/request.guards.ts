@@ -63,6 +63,22 @@ export const requestGuards = {
    * A PUT or DELETE may be replayed (rule 2), but it changes state: one cut mid-flight has an unknown outcome.
    */
   isRead: ({ context }: GuardArgs) => !context.write && isSafeMethod(context.method),
+  /**
+   * The retry may go to another origin instead of the one that failed it (rule 7, Envoy's `previous_hosts`): a
+   * read, with more than one origin. Its next choice of origin passes over those that failed it when another
+   * may take it, so it claims from the retry budget only if it goes back to one of them (`needsRetrySlot`).
+   */
+  mayRetryElsewhere: ({ context }: GuardArgs) =>
+    !context.write && isSafeMethod(context.method) && context.origins.length > 1,
+  /**
+   * The attempt about to start is a retry to an origin that already failed this request, and the request holds
+   * no slot of the retry budget yet: the budget bounds retries against a failing origin, and only those.
+   */
+  needsRetrySlot: ({ context }: GuardArgs) =>
+    context.retrying &&
+    !context.holdsRetrySlot &&
+    context.origin !== undefined &&
+    context.failedOrigins.includes(context.origin),
   /** An attempt has started and not reported yet. */
   hasAttemptInFlight: ({ context }: GuardArgs) => context.inFlight,
   /** The client-wide retry budget has a slot for this retry (`policy.retryBudget`). */

@@ -1,3 +1,4 @@
+import { isSafeMethod } from '../../src/policy/methods.js';
 import { attemptTimeoutMs } from './request.actions.js';
 import type {
   AttemptInput,
@@ -17,6 +18,8 @@ import type {
 type Args = { context: RequestMachineContext };
 type EventArgs = { event: unknown };
 
+const NONE: readonly string[] = Object.freeze([]);
+
 export const requestInputs = {
   chooseOrigin: ({ context }: Args): ChooseOriginInput => ({
     requestId: context.requestId,
@@ -25,6 +28,8 @@ export const requestInputs = {
     attempt: context.attempts + 1,
     previousOrigin: context.origin,
     pinned: context.pinned,
+    // Only a read's retry goes elsewhere; a write goes where the health machine names (or stays, if pinned).
+    avoid: context.retrying && !context.write && isSafeMethod(context.method) ? context.failedOrigins : NONE,
   }),
   transport: ({ context }: Args): AttemptInput => ({
     requestId: context.requestId,

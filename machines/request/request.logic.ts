@@ -27,6 +27,8 @@ export const requestLogic = {
   delays: requestDelays,
   actions: {
     startAttempt: change(actions.startAttempt),
+    recordFailedOrigin: change(actions.recordFailedOrigin),
+    recordRetrySlot: change(actions.recordRetrySlot),
     recordOrigin: change(actions.recordOrigin),
     recordHold: change(actions.recordHold),
     takeAlternativeOrigin: change(actions.takeAlternativeOrigin),

@@ -93,11 +93,30 @@ export const requestMachine = setup({
           description:
             "Honours a server's hold on the origin (429/503 Retry-After, heard by the whole client): wait for it, take another origin, or end.",
           always: [
-            { guard: not('isOriginHeld'), target: 'attempting' },
+            { guard: not('isOriginHeld'), target: 'checkingRetrySlot' },
             { guard: 'holdEndsInBudget', target: 'holding' },
-            { guard: 'hasAlternativeOrigin', target: 'attempting', actions: 'takeAlternativeOrigin' },
+            { guard: 'hasAlternativeOrigin', target: 'checkingRetrySlot', actions: 'takeAlternativeOrigin' },
             giveUp('retry-after-exceeds-budget'),
           ],
+        },
+        checkingRetrySlot: {
+          description:
+            'A retry that goes back to an origin that already failed the request first needs a slot of the retry budget; any other attempt starts now.',
+          always: [{ guard: 'needsRetrySlot', target: 'claimingRetrySlot' }, { target: 'attempting' }],
+        },
+        claimingRetrySlot: {
+          description:
+            'Asks the client-wide retry budget for a slot for a retry to an origin that already failed the request; without one the request ends.',
+          invoke: {
+            id: 'claimRetry',
+            src: 'claimRetry',
+            input: requestInputs.claimRetry,
+            onDone: [
+              { guard: 'isRetryGranted', target: 'attempting', actions: 'recordRetrySlot' },
+              giveUp('retry-budget-exhausted'),
+            ],
+            onError: giveUp('retry-budget-exhausted'),
+          },
         },
         holding: {
           description: 'Waits for the hold on the origin to end, then chooses the origin again.',
@@ -178,9 +197,13 @@ export const requestMachine = setup({
             { guard: 'isDeviceOffline', ...giveUp('offline') },
             { guard: not('hasAttemptsLeft'), ...giveUp('attempts-exhausted') },
             // Issue 14: a Retry-After past the budget holds the origin; another origin may still take the request.
-            { guard: and(['retryAfterExceedsBudget', 'mayTryAnotherOrigin']), target: 'claimingRetry' },
+            {
+              guard: and(['retryAfterExceedsBudget', 'mayTryAnotherOrigin']),
+              target: 'planningRetry',
+              actions: 'recordFailedOrigin',
+            },
             { guard: 'retryAfterExceedsBudget', ...giveUp('retry-after-exceeds-budget') },
-            { guard: 'fitsInBudget', target: 'claimingRetry' },
+            { guard: 'fitsInBudget', target: 'planningRetry', actions: 'recordFailedOrigin' },
             giveUp('budget-exhausted'),
           ],
         },
@@ -191,13 +214,21 @@ export const requestMachine = setup({
             { target: '#request.failed' },
           ],
         },
+        planningRetry: {
+          description:
+            'A read with another origin to go to waits at once (its retry claims from the retry budget only if it goes back to an origin that failed it); any other retry claims first.',
+          always: [{ guard: 'mayRetryElsewhere', target: 'backingOff' }, { target: 'claimingRetry' }],
+        },
         claimingRetry: {
           description: 'Asks the client-wide retry budget for a slot; without one the request ends at once.',
           invoke: {
             id: 'claimRetry',
             src: 'claimRetry',
             input: requestInputs.claimRetry,
-            onDone: [{ guard: 'isRetryGranted', target: 'backingOff' }, giveUp('retry-budget-exhausted')],
+            onDone: [
+              { guard: 'isRetryGranted', target: 'backingOff', actions: 'recordRetrySlot' },
+              giveUp('retry-budget-exhausted'),
+            ],
             onError: giveUp('retry-budget-exhausted'),
           },
         },

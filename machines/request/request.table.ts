@@ -13,12 +13,12 @@ export const requestTable: MachineTable = {
       initial: 2,
       after: ['requestBudget'],
       on: {
-        'request.cancel': [{ targets: [14], actions: ['recordCancelled'] }],
+        'request.cancel': [{ targets: [17], actions: ['recordCancelled'] }],
         'connectivity.offline': [{ actions: ['recordDeviceOffline'] }],
         'connectivity.online': [{ actions: ['recordDeviceOnline'] }],
         'xstate.after.requestBudget.request.active': [
           {
-            targets: [8],
+            targets: [10],
             guard: 'hasAttemptInFlight',
             actions: [
               'recordBudgetExhausted',
@@ -27,7 +27,7 @@ export const requestTable: MachineTable = {
             ],
           },
           {
-            targets: [8],
+            targets: [10],
             actions: [
               'recordBudgetExhausted',
               { name: 'setReason', params: { value: { reason: 'budget-exhausted' } } },
@@ -43,7 +43,7 @@ export const requestTable: MachineTable = {
       on: {
         'xstate.done.actor.chooseOrigin': [
           {
-            targets: [8],
+            targets: [10],
             guard: 'isDeviceOffline',
             actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
           },
@@ -58,13 +58,13 @@ export const requestTable: MachineTable = {
             actions: [{ name: 'recordOrigin', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [8],
+            targets: [10],
             actions: [{ name: 'setReason', params: { value: { reason: 'no-healthy-origin' } } }],
           },
         ],
         'xstate.error.actor.chooseOrigin': [
           {
-            targets: [8],
+            targets: [10],
             actions: [{ name: 'setReason', params: { value: { reason: 'no-healthy-origin' } } }],
           },
         ],
@@ -74,14 +74,39 @@ export const requestTable: MachineTable = {
       key: 'checkingHold',
       parent: 1,
       always: [
-        { targets: [5], guard: { not: 'isOriginHeld' } },
-        { targets: [4], guard: 'holdEndsInBudget' },
-        { targets: [5], guard: 'hasAlternativeOrigin', actions: ['takeAlternativeOrigin'] },
+        { targets: [4], guard: { not: 'isOriginHeld' } },
+        { targets: [6], guard: 'holdEndsInBudget' },
+        { targets: [4], guard: 'hasAlternativeOrigin', actions: ['takeAlternativeOrigin'] },
         {
-          targets: [8],
+          targets: [10],
           actions: [{ name: 'setReason', params: { value: { reason: 'retry-after-exceeds-budget' } } }],
         },
       ],
+    },
+    {
+      key: 'checkingRetrySlot',
+      parent: 1,
+      always: [{ targets: [5], guard: 'needsRetrySlot' }, { targets: [7] }],
+    },
+    {
+      key: 'claimingRetrySlot',
+      parent: 1,
+      invoke: [{ id: 'claimRetry', src: 'claimRetry', input: 'claimRetry' }],
+      on: {
+        'xstate.done.actor.claimRetry': [
+          { targets: [7], guard: 'isRetryGranted', actions: ['recordRetrySlot'] },
+          {
+            targets: [10],
+            actions: [{ name: 'setReason', params: { value: { reason: 'retry-budget-exhausted' } } }],
+          },
+        ],
+        'xstate.error.actor.claimRetry': [
+          {
+            targets: [10],
+            actions: [{ name: 'setReason', params: { value: { reason: 'retry-budget-exhausted' } } }],
+          },
+        ],
+      },
     },
     {
       key: 'holding',
@@ -91,7 +116,7 @@ export const requestTable: MachineTable = {
       on: {
         'connectivity.offline': [
           {
-            targets: [8],
+            targets: [10],
             actions: ['recordDeviceOffline', { name: 'setReason', params: { value: { reason: 'offline' } } }],
           },
         ],
@@ -107,7 +132,7 @@ export const requestTable: MachineTable = {
       on: {
         'connectivity.changed': [
           {
-            targets: [6],
+            targets: [8],
             guard: 'isRead',
             actions: [
               { name: 'recordNetworkHandover', params: { from: 'changedAt' } },
@@ -118,7 +143,7 @@ export const requestTable: MachineTable = {
         ],
         'xstate.done.actor.transport': [
           {
-            targets: [7],
+            targets: [9],
             actions: [
               { name: 'recordAttemptResult', params: { from: 'actorOutput' } },
               'announceAttemptResult',
@@ -127,7 +152,7 @@ export const requestTable: MachineTable = {
         ],
         'xstate.error.actor.transport': [
           {
-            targets: [7],
+            targets: [9],
             actions: [
               { name: 'recordTransportCrash', params: { from: 'actorError' } },
               'announceTransportCrash',
@@ -135,7 +160,7 @@ export const requestTable: MachineTable = {
           },
         ],
         'xstate.after.attemptTimeout.request.active.attempting': [
-          { targets: [7], actions: ['recordAttemptTimeout', 'announceAttemptResult'] },
+          { targets: [9], actions: ['recordAttemptTimeout', 'announceAttemptResult'] },
         ],
       },
     },
@@ -144,12 +169,12 @@ export const requestTable: MachineTable = {
       parent: 1,
       always: [
         {
-          targets: [8],
+          targets: [10],
           guard: 'isDeviceOffline',
           actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
         },
         {
-          targets: [8],
+          targets: [10],
           guard: { not: 'hasAttemptsLeft' },
           actions: [{ name: 'setReason', params: { value: { reason: 'attempts-exhausted' } } }],
         },
@@ -160,53 +185,65 @@ export const requestTable: MachineTable = {
       key: 'evaluating',
       parent: 1,
       always: [
-        { targets: [13], guard: 'isSuccess' },
-        { targets: [11], guard: { and: ['isUnauthorized', 'canRefreshAuth'] } },
+        { targets: [16], guard: 'isSuccess' },
+        { targets: [14], guard: { and: ['isUnauthorized', 'canRefreshAuth'] } },
         {
-          targets: [8],
+          targets: [10],
           guard: 'isUnauthorized',
           actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }],
         },
         {
-          targets: [8],
+          targets: [10],
           guard: 'isOffline',
           actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
         },
         {
-          targets: [8],
+          targets: [10],
           guard: { not: 'isRetryableFailure' },
           actions: [{ name: 'setReason', params: { value: { reason: 'not-retryable' } } }],
         },
-        { targets: [12], guard: { and: [{ not: 'isSafeToReplay' }, 'canReconcile'] } },
+        { targets: [15], guard: { and: [{ not: 'isSafeToReplay' }, 'canReconcile'] } },
         {
-          targets: [8],
+          targets: [10],
           guard: { not: 'isSafeToReplay' },
           actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
         },
         {
-          targets: [8],
+          targets: [10],
           guard: 'isDeviceOffline',
           actions: [{ name: 'setReason', params: { value: { reason: 'offline' } } }],
         },
         {
-          targets: [8],
+          targets: [10],
           guard: { not: 'hasAttemptsLeft' },
           actions: [{ name: 'setReason', params: { value: { reason: 'attempts-exhausted' } } }],
         },
-        { targets: [9], guard: { and: ['retryAfterExceedsBudget', 'mayTryAnotherOrigin'] } },
         {
-          targets: [8],
+          targets: [11],
+          guard: { and: ['retryAfterExceedsBudget', 'mayTryAnotherOrigin'] },
+          actions: ['recordFailedOrigin'],
+        },
+        {
+          targets: [10],
           guard: 'retryAfterExceedsBudget',
           actions: [{ name: 'setReason', params: { value: { reason: 'retry-after-exceeds-budget' } } }],
         },
-        { targets: [9], guard: 'fitsInBudget' },
-        { targets: [8], actions: [{ name: 'setReason', params: { value: { reason: 'budget-exhausted' } } }] },
+        { targets: [11], guard: 'fitsInBudget', actions: ['recordFailedOrigin'] },
+        {
+          targets: [10],
+          actions: [{ name: 'setReason', params: { value: { reason: 'budget-exhausted' } } }],
+        },
       ],
     },
     {
       key: 'givingUp',
       parent: 1,
-      always: [{ targets: [15], guard: { and: ['isDeferrable', 'canWaitInOutbox'] } }, { targets: [14] }],
+      always: [{ targets: [18], guard: { and: ['isDeferrable', 'canWaitInOutbox'] } }, { targets: [17] }],
+    },
+    {
+      key: 'planningRetry',
+      parent: 1,
+      always: [{ targets: [13], guard: 'mayRetryElsewhere' }, { targets: [12] }],
     },
     {
       key: 'claimingRetry',
@@ -214,15 +251,15 @@ export const requestTable: MachineTable = {
       invoke: [{ id: 'claimRetry', src: 'claimRetry', input: 'claimRetry' }],
       on: {
         'xstate.done.actor.claimRetry': [
-          { targets: [10], guard: 'isRetryGranted' },
+          { targets: [13], guard: 'isRetryGranted', actions: ['recordRetrySlot'] },
           {
-            targets: [8],
+            targets: [10],
             actions: [{ name: 'setReason', params: { value: { reason: 'retry-budget-exhausted' } } }],
           },
         ],
         'xstate.error.actor.claimRetry': [
           {
-            targets: [8],
+            targets: [10],
             actions: [{ name: 'setReason', params: { value: { reason: 'retry-budget-exhausted' } } }],
           },
         ],
@@ -236,7 +273,7 @@ export const requestTable: MachineTable = {
       on: {
         'connectivity.offline': [
           {
-            targets: [8],
+            targets: [10],
             actions: ['recordDeviceOffline', { name: 'setReason', params: { value: { reason: 'offline' } } }],
           },
         ],
@@ -252,7 +289,7 @@ export const requestTable: MachineTable = {
           { targets: [2], actions: [{ name: 'recordAuthRefreshed', params: { from: 'actorOutput' } }] },
         ],
         'xstate.error.actor.refreshAuth': [
-          { targets: [8], actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }] },
+          { targets: [10], actions: [{ name: 'setReason', params: { value: { reason: 'unauthorized' } } }] },
         ],
       },
     },
@@ -263,23 +300,23 @@ export const requestTable: MachineTable = {
       on: {
         'xstate.done.actor.reconcile': [
           {
-            targets: [13],
+            targets: [16],
             guard: 'isApplied',
             actions: [{ name: 'recordReconcileResult', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [7],
+            targets: [9],
             guard: 'isNotApplied',
             actions: [{ name: 'recordReconcileResult', params: { from: 'actorOutput' } }],
           },
           {
-            targets: [8],
+            targets: [10],
             actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
           },
         ],
         'xstate.error.actor.reconcile': [
           {
-            targets: [8],
+            targets: [10],
             actions: [{ name: 'setReason', params: { value: { reason: 'unsafe-to-replay' } } }],
           },
         ],

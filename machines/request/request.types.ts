@@ -82,6 +82,12 @@ export interface ChooseOriginInput {
   attempt: number;
   /** A write that may have reached `previousOrigin` stays there: the answer is about that origin (rules 2, 7). */
   pinned?: boolean | undefined;
+  /**
+   * The origins that already failed this read, which is being retried (Envoy's `previous_hosts`): the next
+   * attempt goes to another origin that may take it when there is one, else to the one the health machine
+   * names. Empty for a write, and for an attempt that is not a retry.
+   */
+  avoid?: readonly string[] | undefined;
 }
 
 /**
@@ -152,6 +158,15 @@ export interface RequestMachineContext {
   origin?: string | undefined;
   /** A write that may have reached `origin` stays there (CONTRACT rules 2 and 7). */
   pinned: boolean;
+  /** The next attempt is a retry after a failure (a wait was planned), not the first or a resend. */
+  retrying: boolean;
+  /** The origins whose failure this request retried, in order, each once (Envoy's `previous_hosts`). */
+  failedOrigins: readonly string[];
+  /**
+   * The request holds a slot of the client-wide retry budget (it holds it until it ends): a retry to an origin
+   * that already failed it asks for one; a read's retry to another origin does not.
+   */
+  holdsRetrySlot: boolean;
   failures: Failure[];
   lastResponse?: Response | undefined;
   response?: Response | undefined;

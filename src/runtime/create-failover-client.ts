@@ -191,12 +191,13 @@ function createClient(
   const driver = createRequestDriver(
     {
       transport: runAttempt,
-      chooseOrigin: ({ requestId, pinned, previousOrigin }) => {
+      chooseOrigin: ({ requestId, pinned, previousOrigin, avoid }) => {
         // Only safe methods (GET, HEAD, OPTIONS, TRACE) may go to an origin that accepts reads only.
         const write = !isSafeMethod(inFlight.get(requestId)!.prepared.method);
         const at = clock.now();
         // A pinned write's next attempt goes where its last did (rules 2, 7): only that origin's hold matters.
-        const origin = pinned === true ? previousOrigin : monitor.choose(write);
+        // A retried read passes over the origins that failed it when another may take it (rule 7).
+        const origin = pinned === true ? previousOrigin : monitor.choose(write, avoid);
         const holdUntil = origin === undefined ? undefined : holds.until(origin, at);
         if (holdUntil === undefined) return { origin, at };
         // Held: the machine waits, or takes an origin free of holds if the hold is past its budget (issue 14).
@@ -204,7 +205,7 @@ function createClient(
           origin,
           at,
           holdUntil,
-          alternative: pinned === true ? undefined : monitor.chooseUnheld(write),
+          alternative: pinned === true ? undefined : monitor.chooseUnheld(write, avoid),
         };
       },
       // Every request in progress (durable sends included) counts toward the retry budget's share.

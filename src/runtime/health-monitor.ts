@@ -35,10 +35,13 @@ export interface HealthSnapshot {
 }
 
 export interface HealthMonitor {
-  /** The origin of the next attempt (rule 7), or `undefined`: `no-healthy-origin`. */
-  choose(write: boolean): string | undefined;
+  /**
+   * The origin of the next attempt (rule 7), or `undefined`: `no-healthy-origin`. `avoid`: the origins that
+   * already failed the request being retried, passed over when another may take it (select-origin.ts).
+   */
+  choose(write: boolean, avoid?: readonly string[]): string | undefined;
   /** The origin `choose` would name if every origin under a server hold were out of the running. */
-  chooseUnheld(write: boolean): string | undefined;
+  chooseUnheld(write: boolean, avoid?: readonly string[]): string | undefined;
   /** An attempt's outcome, as the request machine reports it. */
   report(event: Extract<OriginHealthEvent, { type: 'attempt.succeeded' | 'attempt.failed' }>): void;
   health(): HealthSnapshot;
@@ -67,8 +70,9 @@ export function createHealthMonitor(options: {
   const { clock, connectivity, holds } = options;
   const probes = probeAcrossChange(options.probe);
   const state = () => healthStateOf(machine.value);
-  const choose = (write: boolean) => selectOrigin(machine.context, state(), write, clock.now());
-  const chooseUnheld = (write: boolean) => {
+  const choose = (write: boolean, avoid?: readonly string[]) =>
+    selectOrigin(machine.context, state(), write, clock.now(), undefined, avoid);
+  const chooseUnheld = (write: boolean, avoid?: readonly string[]) => {
     const now = clock.now();
     return selectOrigin(
       machine.context,
@@ -76,6 +80,7 @@ export function createHealthMonitor(options: {
       write,
       now,
       (origin) => holds.until(origin, now) !== undefined,
+      avoid,
     );
   };
   const input = {

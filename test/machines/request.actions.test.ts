@@ -67,13 +67,32 @@ describe('the request machine’s context changes', () => {
 
   it('startAttempt counts the attempt and starts its time now', () => {
     const response = new Response('old');
-    expect(actions.startAttempt(on({ attempts: 1, now: 3_000, changedInFlight: true, response }))).toEqual({
+    expect(
+      actions.startAttempt(on({ attempts: 1, now: 3_000, changedInFlight: true, retrying: true, response })),
+    ).toEqual({
       attempts: 2,
       attemptStartedAt: 3_000,
       inFlight: true,
       changedInFlight: false,
+      retrying: false,
       response: undefined,
     });
+  });
+
+  it('recordFailedOrigin marks a retry and lists the origin that failed it, once', () => {
+    expect(actions.recordFailedOrigin(on({ origin: 'primary' }))).toEqual({
+      retrying: true,
+      failedOrigins: ['primary'],
+    });
+    expect(actions.recordFailedOrigin(on({ origin: 'backup', failedOrigins: ['primary'] }))).toEqual({
+      retrying: true,
+      failedOrigins: ['primary', 'backup'],
+    });
+    const failedOrigins = ['primary', 'backup'];
+    expect(actions.recordFailedOrigin(on({ origin: 'primary', failedOrigins })).failedOrigins).toBe(
+      failedOrigins,
+    );
+    expect(actions.recordRetrySlot()).toEqual({ holdsRetrySlot: true });
   });
 
   it('recordOrigin and recordHold take the chooser’s time, or keep the machine’s', () => {
@@ -464,7 +483,16 @@ describe('what flows in and out of the request machine', () => {
       attempt: 2,
       previousOrigin: 'primary',
       pinned: true,
+      avoid: [],
     });
+    // A read being retried passes over the origins that failed it; a write, or a read not retrying, avoids none.
+    const read = { method: 'GET', write: false, failedOrigins: ['primary'] };
+    expect(requestInputs.chooseOrigin(on({ ...read, retrying: true })).avoid).toEqual(['primary']);
+    expect(requestInputs.chooseOrigin(on({ ...read, retrying: false })).avoid).toEqual([]);
+    expect(requestInputs.chooseOrigin(on({ ...read, method: 'POST', retrying: true })).avoid).toEqual([]);
+    expect(
+      requestInputs.chooseOrigin(on({ ...read, method: 'POST', write: true, retrying: true })).avoid,
+    ).toEqual([]);
     // Attempt 1 of 4: this call may make 4 in all; 1,000 ms of the budget left clips the 2,000 ms timeout.
     expect(requestInputs.transport(c)).toEqual({
       requestId: 'r1',

@@ -109,6 +109,23 @@ describe('the request machine’s guards', () => {
     expect(g.isRead(on({ method: 'PUT' }))).toBe(false);
   });
 
+  it('mayRetryElsewhere: a read, with another origin to go to (rule 7)', () => {
+    expect(g.mayRetryElsewhere(on())).toBe(true);
+    expect(g.mayRetryElsewhere(on({ origins: ['primary'] }))).toBe(false);
+    expect(g.mayRetryElsewhere(on({ method: 'PUT' }))).toBe(false);
+    expect(g.mayRetryElsewhere(on({ method: 'GET', write: true }))).toBe(false);
+  });
+
+  it('needsRetrySlot: a retry back to an origin that failed the request, holding no slot yet', () => {
+    const back = { retrying: true, origin: 'primary', failedOrigins: ['primary'] };
+    expect(g.needsRetrySlot(on(back))).toBe(true);
+    expect(g.needsRetrySlot(on({ ...back, origin: 'backup' }))).toBe(false);
+    expect(g.needsRetrySlot(on({ ...back, holdsRetrySlot: true }))).toBe(false);
+    // A first attempt, or one resent after a network change or a refresh, is no retry.
+    expect(g.needsRetrySlot(on({ ...back, retrying: false }))).toBe(false);
+    expect(g.needsRetrySlot(on({ ...back, origin: undefined }))).toBe(false);
+  });
+
   it('isRetryGranted, hasChosenOrigin, isApplied, isNotApplied read the actor’s output', () => {
     expect(g.isRetryGranted(output({ granted: true }))).toBe(true);
     expect(g.isRetryGranted(output({ granted: false }))).toBe(false);

@@ -276,7 +276,9 @@ describe('openTelemetry()', () => {
       origins: twoOrigins,
       policy: { health: { suspectAfter: 1, failoverAfter: 2 }, backoff: { jitter: 'none', initialMs: 100 } },
     });
-    const pending = h.client.request({ path: '/v1/items' });
+    // A PUT goes where the health machine names each time (a read's retry would take the backup at once), so
+    // its second failure fails the set over and its third attempt follows.
+    const pending = h.client.request({ method: 'PUT', path: '/v1/items', body: '{}' });
     await h.clock.increment(1_000);
     expect(await pending).toMatchObject({ status: 'succeeded', origin: 'backup', attempts: 3 });
     const [request] = byKind(o.spans(), SpanKind.INTERNAL);
@@ -319,7 +321,7 @@ describe('openTelemetry()', () => {
         },
       },
     );
-    const pending = h.client.request({ path: '/v1/items' });
+    const pending = h.client.request({ method: 'PUT', path: '/v1/items', body: '{}' });
     await h.clock.increment(1_000);
     await pending;
     // The primary's probes get 503: failedOver -> probingFailback -> failedOver, again and again.

@@ -23,8 +23,9 @@ describe('client.health()', () => {
       policy: { health: { suspectAfter: 1, failoverAfter: 2 }, backoff: { jitter: 'none', initialMs: 100 } },
     });
     await h.clock.increment(250);
-    // Not h.run(): running every timer would also run the failed-over wait and the probes.
-    const pending = h.client.request({ path: '/v1/items?token=secret' });
+    // Not h.run(): running every timer would also run the failed-over wait and the probes. A PUT goes where the
+    // health machine names each time (a read's retry would take the backup at once), so it meets the failover.
+    const pending = h.client.request({ method: 'PUT', path: '/v1/items?token=secret', body: '{}' });
     await h.clock.increment(1000);
     expect(await pending).toMatchObject({ status: 'succeeded', origin: 'backup', attempts: 3 });
     expect(h.transport.calls.map((call) => new URL(call.url).host)).toEqual([

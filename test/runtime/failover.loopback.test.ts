@@ -214,14 +214,17 @@ const oneAttempt = { attempts: { max: 1 } } as const;
 
 describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () => {
   describe('1. the primary dies and traffic moves to the backup', () => {
-    it('fails over after failoverAfter consecutive 503s, a read retrying on the backup', async () => {
+    it('fails over after failoverAfter consecutive 503s, each read retrying on the backup', async () => {
       const t = await setup({ policy: { backoff: { initialMs: 200, jitter: 'none' } } });
       const { primary, backup } = t.origins as Record<'primary' | 'backup', TestOrigin>;
       primary.behave = unavailable;
 
-      // Request 1: three attempts on the primary (0, 200, 600 ms); the second makes it suspect.
+      // Each read's first attempt fails on the primary; its retry, 200 ms later, goes to the healthy backup rather
+      // than back to the primary (rule 7). The second failure in a row makes the primary suspect.
       const first = await t.run({ path: '/items' });
-      expect(first).toMatchObject({ status: 'failed', reason: 'attempts-exhausted', attempts: 3 });
+      expect(first).toMatchObject({ status: 'succeeded', origin: 'backup', attempts: 2 });
+      const second = await t.run({ path: '/items' });
+      expect(second).toMatchObject({ status: 'succeeded', origin: 'backup', attempts: 2 });
       expect(t.client.health()).toEqual({
         state: 'suspect',
         activeOrigin: 'primary',
@@ -229,15 +232,13 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
         holdUntil: {},
       });
 
-      // Request 2: its second attempt is the primary's 5th counted failure in a row; its third goes to the backup.
-      const second = await t.run({ path: '/items' });
-      expect(second).toMatchObject({ status: 'succeeded', origin: 'backup', attempts: 3 });
+      // The 5th read's first attempt is the primary's 5th counted failure in a row: traffic fails over.
+      for (let i = 0; i < 3; i++)
+        expect(await t.run({ path: '/items' })).toMatchObject({ origin: 'backup', attempts: 2 });
 
       expect(t.lines('primary')).toEqual(times(5, 'GET /items'));
-      expect(primary.seen.map((seen) => seen.at)).toEqual([0, 200, 600, 600, 800]);
-      expect(backup.seen.map((seen) => [seen.method, seen.path, seen.at])).toEqual([
-        ['GET', '/items', 1_200],
-      ]);
+      expect(primary.seen.map((seen) => seen.at)).toEqual([0, 200, 400, 600, 800]);
+      expect(backup.seen.map((seen) => seen.at)).toEqual([200, 400, 600, 800, 1_000]);
       expect(t.client.health()).toEqual({
         state: 'failedOver',
         activeOrigin: 'backup',
@@ -255,7 +256,30 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
       for (let i = 0; i < 3; i++)
         expect(await t.run({ path: '/items' })).toMatchObject({ origin: 'backup', attempts: 1 });
       expect(primary.seen).toHaveLength(5);
-      expect(backup.seen).toHaveLength(4);
+      expect(backup.seen).toHaveLength(8);
+    });
+
+    it('20 reads in flight when the primary dies all succeed on the healthy backup, none refused by the retry budget', async () => {
+      const t = await setup({ policy: { backoff: { initialMs: 200, jitter: 'none' } } });
+      const { primary, backup } = t.origins as Record<'primary' | 'backup', TestOrigin>;
+      const { retryBudget } = t.client.policy;
+      // The primary has been fine; then it dies with 20 reads on the wire: each is answered 503.
+      expect(await t.run({ path: '/warm' })).toMatchObject({ status: 'succeeded', origin: 'primary' });
+      primary.behave = unavailable;
+      const pending = Array.from({ length: 20 }, (_, i) => t.client.request({ path: `/items/${i}` }));
+      const outcomes = await Promise.all(pending.map((p) => t.drive(p)));
+
+      // The budget would let only a few of them retry against the primary (20 % of 20, at least 3)...
+      expect(Math.max(retryBudget.minConcurrency, (retryBudget.percent * 20) / 100)).toBeLessThan(20);
+      // ...but none retries against it: every read's second attempt goes to the backup, and succeeds.
+      for (const outcome of outcomes)
+        expect(outcome).toMatchObject({ status: 'succeeded', origin: 'backup', attempts: 2 });
+      expect(primary.seen.filter((seen) => seen.path.startsWith('/items/'))).toHaveLength(20);
+      expect(backup.seen.map((seen) => seen.path).sort()).toEqual(
+        Array.from({ length: 20 }, (_, i) => `/items/${i}`).sort(),
+      );
+      expect(t.events.filter((e) => e.type === 'failed')).toEqual([]);
+      expect(t.client.health()).toMatchObject({ state: 'failedOver', activeOrigin: 'backup' });
     });
 
     it('fails over when the primary server is gone (connection refused)', async () => {
@@ -645,8 +669,12 @@ describe('failover, against real servers on 127.0.0.1', { timeout: 15_000 }, () 
         return (posts === 1 ? drop : answer(201))(context);
       };
 
-      // Three counted failures: suspect.
-      expect(await t.run({ path: '/items' })).toMatchObject({ reason: 'attempts-exhausted', attempts: 3 });
+      // Three counted failures: suspect. (A PUT, retried where the health machine names: a read's retry would go
+      // to the backup.)
+      expect(await t.run({ method: 'PUT', path: '/items', body: '{}' })).toMatchObject({
+        reason: 'attempts-exhausted',
+        attempts: 3,
+      });
       expect(t.client.health().state).toBe('suspect');
 
       // The write's first attempt is dropped: the 4th failure in a row fails traffic over.

@@ -45,6 +45,11 @@ function expectThat(condition: boolean, what: string): void {
 const read = { method: 'GET', path: '/items' } as const;
 const keylessWrite = { method: 'POST', path: '/orders', body: '{}' } as const;
 const keyedWrite = { method: 'POST', path: '/orders', body: '{}', idempotencyKey: 'k-1' } as const;
+/**
+ * An idempotent write: its retries go where the health machine names, so they may meet the primary again (a
+ * read's retry passes over the origins that failed it while another may take it).
+ */
+const put = { method: 'PUT', path: '/items', body: '{}' } as const;
 
 export const requestScenarios: Scenario[] = [
   {
@@ -64,18 +69,72 @@ export const requestScenarios: Scenario[] = [
     },
   },
   {
-    name: 'a read retried after a 503, after its backoff',
+    name: 'a read retried after a 503, after its backoff, on the backup, claiming no retry slot',
     takes: [
       'originHealth.onPrimary.healthy attempt.failed #2',
       'request.active.evaluating always #11',
-      'request.active.claimingRetry xstate.done.actor.claimRetry #0',
+      'request.active.planningRetry always #0',
       'request.active.backingOff xstate.after.backoffDelay.request.active.backingOff #0',
+      'request.active.checkingRetrySlot always #1',
     ],
     options: { policy: policy() },
     async run(w) {
       w.primary.next(answer(503));
       const outcome = await w.run(read);
-      expectThat(outcome.status === 'succeeded' && outcome.attempts === 2, 'succeeded at the 2nd attempt');
+      expectThat(
+        outcome.status === 'succeeded' && outcome.attempts === 2 && outcome.origin === 'backup',
+        'succeeded at the 2nd attempt, on the backup',
+      );
+    },
+  },
+  {
+    name: 'a PUT retried after a 503 claims a retry slot first, and goes back to the primary',
+    takes: [
+      'request.active.planningRetry always #1',
+      'request.active.claimingRetry xstate.done.actor.claimRetry #0',
+    ],
+    options: { policy: policy() },
+    async run(w) {
+      w.primary.next(answer(503));
+      const outcome = await w.run(put);
+      expectThat(
+        outcome.status === 'succeeded' && outcome.attempts === 2 && outcome.origin === 'primary',
+        'succeeded at the 2nd attempt, on the primary',
+      );
+    },
+  },
+  {
+    name: 'a read that both origins failed goes back to the primary with a retry slot',
+    takes: [
+      'request.active.checkingRetrySlot always #0',
+      'request.active.claimingRetrySlot xstate.done.actor.claimRetry #0',
+    ],
+    options: { policy: policy() },
+    async run(w) {
+      w.primary.next(answer(503));
+      w.backup.next(answer(503));
+      const outcome = await w.run(read);
+      expectThat(
+        outcome.status === 'succeeded' &&
+          outcome.attempts === 3 &&
+          outcome.origin === 'primary' &&
+          w.backup.received === 1,
+        'succeeded at the 3rd attempt, on the primary',
+      );
+    },
+  },
+  {
+    name: 'a read that both origins failed, refused a retry slot to go back to one',
+    takes: ['request.active.claimingRetrySlot xstate.done.actor.claimRetry #1'],
+    options: { policy: policy({ retryBudget: { percent: 0, minConcurrency: 0 } }) },
+    async run(w) {
+      w.primary.next(answer(503));
+      w.backup.next(answer(503));
+      const outcome = await w.run(read);
+      expectThat(
+        outcome.status === 'failed' && outcome.reason === 'retry-budget-exhausted' && outcome.attempts === 2,
+        'retry-budget-exhausted after 2 attempts, one on each origin',
+      );
     },
   },
   {
@@ -267,13 +326,14 @@ export const requestScenarios: Scenario[] = [
     },
   },
   {
-    name: 'both origins held past the budget: the read ends, and so does the next one, sending nothing',
+    name: 'both origins held past the budget: the PUT ends, and so does the next one, sending nothing',
     takes: ['request.active.checkingHold always #2', 'request.active.checkingHold always #3'],
     options: { policy: policy() },
     async run(w) {
       w.primary.next(answer(503, { 'retry-after': '3600' }));
       w.backup.next(answer(503, { 'retry-after': '3600' }));
-      const first = await w.run(read);
+      // A PUT's next origin is the held primary, so it takes the backup as the alternative free of holds.
+      const first = await w.run(put);
       expectThat(
         first.status === 'failed' && first.reason === 'retry-after-exceeds-budget',
         'retry-after-exceeds-budget',
@@ -355,7 +415,7 @@ export const requestScenarios: Scenario[] = [
     async run(w) {
       w.primary.fallback = answer(503);
       w.backup.fallback = answer(503);
-      const outcome = await w.run(read);
+      const outcome = await w.run(put);
       expectThat(outcome.status === 'failed' && outcome.reason === 'budget-exhausted', 'budget-exhausted');
     },
   },
@@ -365,7 +425,7 @@ export const requestScenarios: Scenario[] = [
     options: { policy: policy({ retryBudget: { percent: 0, minConcurrency: 0 } }) },
     async run(w) {
       w.primary.next(answer(503));
-      const outcome = await w.run(read);
+      const outcome = await w.run(put);
       expectThat(outcome.status === 'failed' && outcome.reason === 'retry-budget-exhausted', 'refused');
     },
   },
@@ -403,7 +463,7 @@ export const requestScenarios: Scenario[] = [
     async run(w) {
       // The second attempt starts 100 ms into the budget; its timeout would come 100 ms after the budget's end.
       w.primary.next(answer(503), hang);
-      const outcome = await w.run(read);
+      const outcome = await w.run(put);
       expectThat(outcome.status === 'failed' && outcome.reason === 'budget-exhausted', 'budget-exhausted');
     },
   },
@@ -601,7 +661,7 @@ export const healthScenarios: Scenario[] = [
     options: { policy: health() },
     async run(w) {
       w.primary.next(answer(503), answer(503));
-      const first = await w.run(read);
+      const first = await w.run(put);
       expectThat(first.status === 'succeeded' && first.origin === 'backup', 'failed over to the backup');
       expectThat(w.client.health().state === 'failedOver', 'failed over');
       w.backup.next(answer(404));
@@ -626,7 +686,7 @@ export const healthScenarios: Scenario[] = [
     options: { policy: health() },
     async run(w) {
       w.primary.next(answer(503), answer(503));
-      await w.run(read);
+      await w.run(put);
       w.primary.next(answer(503));
       await w.advance(1_000);
       expectThat(w.client.health().state === 'failedOver', 'failed over again after a 503 probe');
@@ -649,7 +709,7 @@ export const healthScenarios: Scenario[] = [
     options: { policy: health({ failoverAfter: 3, recoverAfter: 2 }) },
     async run(w) {
       w.primary.next(answer(503), answer(503));
-      await w.run(read);
+      await w.run(put);
       expectThat(w.client.health().state === 'suspect', 'suspect');
       await w.run(read);
       expectThat(w.client.health().state === 'healthy', 'healthy again');

@@ -5,10 +5,12 @@ import { flappingPrimary } from './flapping-primary.js';
 import { networkHandover } from './network-handover.js';
 import { offlineDuringSync } from './offline-during-sync.js';
 import { offlineInFlight } from './offline-in-flight.js';
+import { primaryDiesUnderLoad } from './primary-dies-under-load.js';
 import { readsOnlyBackupWrite } from './reads-only-backup-write.js';
 
 /**
- * Failures of the origin set and of connectivity: offline moments, a network switch, failover and failback, flapping,
+ * Failures of the origin set and of connectivity: offline moments, a network switch, failover and failback, a primary
+ * that dies with reads in flight, flapping,
  * reading from the cache while the origin is down.
  */
 export const originScenarios: readonly DrillScenario[] = [
@@ -16,6 +18,7 @@ export const originScenarios: readonly DrillScenario[] = [
   networkHandover,
   offlineDuringSync,
   failoverFailback,
+  primaryDiesUnderLoad,
   flappingPrimary,
   readsOnlyBackupWrite,
   cachedReadOutage,
