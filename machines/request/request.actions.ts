@@ -133,7 +133,7 @@ export function recordOrigin({ context }: Args, output: ChooseOriginOutput): Cha
   };
 }
 
-/** A pinned request's origin stays; only the server hold on it is news (issue 14). */
+/** A pinned request's origin stays; only the server hold on it is news. */
 export function recordHold({ context }: Args, output: ChooseOriginOutput): Changes {
   return { now: output.at ?? context.now, holdUntil: output.holdUntil, alternative: undefined };
 }

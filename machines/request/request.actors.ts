@@ -31,7 +31,7 @@ export const requestActors = {
   claimRetry: fromPromise<ClaimRetryOutput, ClaimRetryInput>(() =>
     Promise.resolve(requestEffectDefaults.claimRetry()),
   ),
-  /** Refreshes credentials after a 401 (CONTRACT rule 3). The default fails: no auth configured. */
+  /** Refreshes credentials after a 401 (rule 3). The default fails: no auth configured. */
   refreshAuth: fromPromise<RefreshAuthOutput, RefreshAuthInput>(() =>
     Promise.resolve().then(requestEffectDefaults.refreshAuth),
   ),

@@ -12,6 +12,6 @@ export const requestDelays = {
   attemptTimeout: ({ context }: DelayArgs) => attemptTimeoutMs(context),
   /** The planned wait before the next attempt: jittered backoff, at least the server's Retry-After. */
   backoffDelay: ({ context }: DelayArgs) => context.previousDelayMs ?? 0,
-  /** The rest of a server's hold on the origin of the next attempt (issue 14). */
+  /** The rest of a server's hold on the origin of the next attempt. */
   holdDelay: ({ context }: DelayArgs) => Math.max(0, (context.holdUntil ?? context.now) - context.now),
 };

@@ -81,7 +81,7 @@ export function announceRetry({ context }: Args): RequestMachineEmitted {
   };
 }
 
-/** The next attempt waits for a server's hold on its origin (issue 14). */
+/** The next attempt waits for a server's hold on its origin. */
 export function announceHoldWait({ context }: Args): RequestMachineEmitted {
   const holdUntil = context.holdUntil ?? context.now;
   return {

@@ -90,14 +90,14 @@ export const requestGuards = {
   fitsInBudget: ({ context }: GuardArgs) => context.plan?.kind === 'wait',
   /**
    * The server's Retry-After is past the budget, but the request may take its next attempt elsewhere: it is not
-   * pinned to the origin (rules 2 and 7), there is another, and time is left (issue 14). Its next choice of
+   * pinned to the origin (rules 2 and 7), there is another, and time is left. Its next choice of
    * origin meets the hold and takes another origin if one is free, else ends `retry-after-exceeds-budget`.
    */
   mayTryAnotherOrigin: ({ context }: GuardArgs) =>
     !context.pinned &&
     context.origins.length > 1 &&
     timeLeftMs(context.startedAt, context.budgetMs, context.now) > 0,
-  /** A server hold (429/503 with Retry-After) is in force on the origin of the next attempt (issue 14). */
+  /** A server hold (429/503 with Retry-After) is in force on the origin of the next attempt. */
   isOriginHeld: ({ context }: GuardArgs) =>
     context.holdUntil !== undefined && context.holdUntil > context.now,
   /** The hold ends with time left in the budget for the attempt, so the request waits for it. */

@@ -196,7 +196,7 @@ export const requestMachine = setup({
             { guard: not('isSafeToReplay'), ...giveUp('unsafe-to-replay') },
             { guard: 'isDeviceOffline', ...giveUp('offline') },
             { guard: not('hasAttemptsLeft'), ...giveUp('attempts-exhausted') },
-            // Issue 14: a Retry-After past the budget holds the origin; another origin may still take the request.
+            // A Retry-After past the budget holds the origin; another origin may still take the request.
             {
               guard: and(['retryAfterExceedsBudget', 'mayTryAnotherOrigin']),
               target: 'planningRetry',

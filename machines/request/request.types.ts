@@ -28,15 +28,15 @@ export interface RequestMachineInput {
   budgetMs: number;
   /** The clock's `now()` when the request began. */
   startedAt: number;
-  /** True when an `auth.refresh()` exists (CONTRACT rule 3). */
+  /** True when an `auth.refresh()` exists (rule 3). */
   canRefreshAuth: boolean;
-  /** True when a `reconcile` hook exists (CONTRACT rule 2). */
+  /** True when a `reconcile` hook exists (rule 2). */
   canReconcile: boolean;
   /** Durable work is deferred to the outbox where interactive work would fail. */
   deferrable: boolean;
   /** Randomness for jitter; injected so tests are repeatable. Default `Math.random`. */
   random?: (() => number) | undefined;
-  /** The device reports no network as the request starts (CONTRACT rule 6). Default `false`. */
+  /** The device reports no network as the request starts (rule 6). Default `false`. */
   deviceOffline?: boolean | undefined;
 }
 
@@ -99,7 +99,7 @@ export interface ChooseOriginOutput {
   at?: number;
   /**
    * The server asked (429/503 with Retry-After) that the origin of the next attempt get nothing new before this
-   * time (issue 14: the client's shared server holds). Absent when no hold is in force.
+   * time (the client's shared server holds). Absent when no hold is in force.
    */
   holdUntil?: number | undefined;
   /** Another origin the request may take now, held by no server, for a request that cannot wait for the hold. */
@@ -156,7 +156,7 @@ export interface RequestMachineContext {
    */
   changedInFlight: boolean;
   origin?: string | undefined;
-  /** A write that may have reached `origin` stays there (CONTRACT rules 2 and 7). */
+  /** A write that may have reached `origin` stays there (rules 2 and 7). */
   pinned: boolean;
   /** The next attempt is a retry after a failure (a wait was planned), not the first or a resend. */
   retrying: boolean;
@@ -180,7 +180,7 @@ export interface RequestMachineContext {
   previousDelayMs?: number | undefined;
   plan?: RetryPlan | undefined;
   reason?: FailReason | 'durable' | undefined;
-  /** The server hold on the origin of the next attempt, from `chooseOrigin` (issue 14). */
+  /** The server hold on the origin of the next attempt, from `chooseOrigin`. */
   holdUntil?: number | undefined;
   /** An origin free of holds that the request may take instead, from `chooseOrigin`. */
   alternative?: string | undefined;
@@ -189,7 +189,7 @@ export interface RequestMachineContext {
 export type RequestMachineEvent =
   | { type: 'request.cancel' }
   /**
-   * Connectivity hints (CONTRACT rule 6). Offline ends a backoff wait at once, and an attempt in flight is left
+   * Connectivity hints (rule 6). Offline ends a backoff wait at once, and an attempt in flight is left
    * to finish, after which no further attempt is started. Online only clears that; it decides nothing else.
    */
   | { type: 'connectivity.offline' }
@@ -227,7 +227,7 @@ export type RequestMachineEmitted =
       at: number;
     }
   | {
-      /** The next attempt waits for a server's hold on its origin (issue 14); `attempt` is that attempt's number. */
+      /** The next attempt waits for a server's hold on its origin; `attempt` is that attempt's number. */
       type: 'waiting-for-hold';
       attempt: number;
       origin: string;

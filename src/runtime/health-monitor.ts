@@ -28,7 +28,7 @@ export interface HealthSnapshot {
   /** When `state` began, on the client's clock. */
   since: number;
   /**
-   * The server holds in force (issue 14), by origin id: until when (on the client's clock) the origin asked, with
+   * The server holds in force, by origin id: until when (on the client's clock) the origin asked, with
    * a 429 or 503 and a Retry-After, to get no new attempt. Empty when none is.
    */
   holdUntil: Readonly<Record<string, number>>;
@@ -62,7 +62,7 @@ export function createHealthMonitor(options: {
   connectivity?: ConnectivitySource | undefined;
   onChange?: ((change: HealthChanged, activeOrigin: string | undefined) => void) | undefined;
   runner: MachineRunner;
-  /** The client's server holds (issue 14). */
+  /** The client's server holds. */
   holds: ServerHolds;
   /** The seed of the health machine's jitter (`OriginHealthInput.seed`). */
   seed?: number | undefined;

@@ -119,7 +119,7 @@ export const KEY = /^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/;
 
 /**
  * A path as an error message may show it: cut after its `?` or `#`, as the query and fragment often carry
- * tokens (decision events cut them too, CONTRACT rule 9), and at 60 characters.
+ * tokens (decision events cut them too, rule 9), and at 60 characters.
  */
 export const describePath = (path: string): string =>
   JSON.stringify(path.replace(/([?#]).*/s, '$1…').slice(0, 60));

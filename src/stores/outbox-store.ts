@@ -16,7 +16,7 @@ export interface StoredRequest {
 export interface OutboxEntry {
   /** Unique and stable: the `entryId` of a `deferred` outcome. */
   id: string;
-  /** The clock's time when the entry was written, before its first attempt (CONTRACT rule 10). */
+  /** The clock's time when the entry was written, before its first attempt (rule 10). */
   createdAt: number;
   request: StoredRequest;
   /** Every durable entry has one (generated when the request had none): a resend is always safe. */
@@ -39,7 +39,7 @@ export interface OutboxEntry {
 }
 
 /**
- * Where durable work is kept (CONTRACT rule 10). Every method is atomic: a crash during a call leaves
+ * Where durable work is kept (rule 10). Every method is atomic: a crash during a call leaves
  * the entry as it was before the call or as it is after it, never in between. Several clients (tabs,
  * processes) may open one store; the lease makes sure only one of them sends at a time.
  *
@@ -86,7 +86,7 @@ export interface ClaimRequest {
   order: 'fifo' | 'per-key';
   /**
    * `flush()`: an entry whose stored `nextAttemptAt` is later than `now` may be claimed, unless its server
-   * asked for that wait (Retry-After, CONTRACT rule 5).
+   * asked for that wait (Retry-After, rule 5).
    */
   ignoreBackoff: boolean;
 }

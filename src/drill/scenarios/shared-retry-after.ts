@@ -5,7 +5,7 @@ import type { DrillScenario } from '../drill-scenario.js';
 const WAITING = 5;
 
 /**
- * Issue 14: a 503 with Retry-After speaks for the origin, not only for the request that got it. Every new
+ * A 503 with Retry-After speaks for the origin, not only for the request that got it. Every new
  * attempt of the client to that origin waits for the hold; a request whose budget ends first takes the backup.
  */
 export const sharedRetryAfter: DrillScenario = {
