@@ -1,7 +1,6 @@
 import type { ActionImpl, ActionStep, MachineLogic } from '../../machines/machine-logic.js';
 import { MachineError } from '../errors/machine-error.js';
 import {
-  actionName,
   afterEvent,
   stateIds,
   type ActionRow,
@@ -294,7 +293,7 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private macrostep(event: Event): void {
-    const transitions = this.select(event);
+    const transitions = this.enabledTransitions(event, false);
     if (transitions.length === 0 && event.type.startsWith('xstate.error.actor.')) {
       // XState: an actor's error that no transition handles fails the machine.
       throw new UnhandledActorError(this.machine.table.id, event.type, (event as { error?: unknown }).error);
@@ -308,16 +307,21 @@ export class LeanActor<TContext, TInput = unknown> {
     let event = first;
     let selectEventless = true;
     while (this.status === 'active') {
-      let enabled: readonly Selected[] = selectEventless ? this.selectEventless(event) : NONE;
+      // The mask test before the call: most steps end in states without eventless transitions.
+      let enabled: readonly Selected[] =
+        selectEventless && (this.config & this.compiled.alwaysMask) !== 0
+          ? this.enabledTransitions(event, true)
+          : NONE;
       const fromEventless = enabled.length > 0;
       if (!fromEventless) {
-        const next = this.internal?.shift();
+        const internal = this.internal;
+        const next = internal === undefined ? undefined : internal.shift();
         if (next === undefined) {
           this.internal = undefined;
           break;
         }
         event = next;
-        enabled = this.select(event);
+        enabled = this.enabledTransitions(event, false);
       }
       this.changed = false;
       this.microstep(enabled, event, false);
@@ -327,16 +331,10 @@ export class LeanActor<TContext, TInput = unknown> {
 
   // ---- selection ----
 
-  /** For each atomic state, the first enabled transition for this event on it or its nearest ancestor. */
-  private select(event: Event): readonly Selected[] {
-    return this.enabledTransitions(event, false);
-  }
-
-  /** The same for eventless transitions. */
-  private selectEventless(event: Event): readonly Selected[] {
-    return this.enabledTransitions(event, true);
-  }
-
+  /**
+   * For each atomic state, the first enabled transition for the event (or, `eventless`, the first eventless one)
+   * on it or its nearest ancestor.
+   */
   private enabledTransitions(event: Event, eventless: boolean): readonly Selected[] {
     // No active state has a transition for it (most events, and eventless selection in most states): nothing to walk.
     const { alwaysMask, eventMasks, atomicMask } = this.compiled;
@@ -369,7 +367,15 @@ export class LeanActor<TContext, TInput = unknown> {
     if (candidates === undefined) return undefined;
     for (let c = 0; c < candidates.length; c++) {
       const t = candidates[c]!;
-      if (t.row.guard === undefined || this.check(t.row.guard, args)) return t;
+      const guard = t.row.guard;
+      if (guard === undefined) return t;
+      // A named guard (most of them) is called here: a method call fewer per guard.
+      if (
+        typeof guard === 'string'
+          ? (this.machine.logic.guards[guard] as (args: GuardArgs<TContext>) => boolean)(args)
+          : this.check(guard, args)
+      )
+        return t;
     }
     return undefined;
   }
@@ -416,6 +422,18 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private microstep(selected: readonly Selected[], event: Event, initial: boolean): void {
     if (selected.length === 0) return;
+    if (selected.length === 1 && !initial) {
+      // One transition (nearly every step): what it exits and enters is known from the table after its first
+      // step, so a targetless one costs only its actions.
+      const t = selected[0]!;
+      const exit = (t.exitable ?? this.exitableOf(t)) & this.config;
+      if (exit !== 0) this.exitStates(exit, event);
+      const actions = t.row.actions;
+      if (actions) this.execute(actions, event);
+      const entered = t.entered ?? this.statesToEnter(selected, false);
+      if (entered.length > 0) this.enterStates(entered, event);
+      return;
+    }
     if (!initial) {
       let exit = 0;
       for (let i = 0; i < selected.length; i++) exit |= this.exitMask(selected[i]!);
@@ -425,18 +443,26 @@ export class LeanActor<TContext, TInput = unknown> {
       const actions = selected[i]!.row.actions;
       if (actions) this.execute(actions, event);
     }
-    this.enterStates(selected, event, initial);
+    this.enterStates(this.statesToEnter(selected, initial), event);
   }
 
   /** The active states a transition exits, as a configuration mask (bit `i`: state `i`). */
   private exitMask(t: Selected): number {
-    if (!t.row.targets?.length) return 0;
-    const domain = this.domain(t);
-    let exit = domain === -1 ? this.compiled.everyMask : this.states[domain]!.descendantsMask;
-    // As XState's computeExitSet; a re-entering transition's domain is a proper ancestor of its source (its LCA),
-    // so this never adds a state today.
-    if (t.row.reenter && t.source === domain) exit |= 1 << domain;
-    return exit & this.config;
+    return (t.exitable ?? this.exitableOf(t)) & this.config;
+  }
+
+  /** The states a transition exits when they are active: it depends only on the table, so it is kept. */
+  private exitableOf(t: Selected): number {
+    let exit = 0;
+    if (t.row.targets?.length) {
+      const domain = this.domain(t);
+      exit = domain === -1 ? this.compiled.everyMask : this.states[domain]!.descendantsMask;
+      // As XState's computeExitSet; a re-entering transition's domain is a proper ancestor of its source (its
+      // LCA), so this never adds a state today.
+      if (t.row.reenter && t.source === domain) exit |= 1 << domain;
+    }
+    t.exitable = exit;
+    return exit;
   }
 
   /** Exits the states of `exit`, a configuration mask, deepest (last in document order) first. */
@@ -448,15 +474,14 @@ export class LeanActor<TContext, TInput = unknown> {
       // Most states have no exit actions: no call for an empty list.
       if (state.exit.length > 0) this.execute(state.exit, event);
       const { after, invoke } = state;
-      for (let i = 0; i < after.length; i++) this.cancelTimer(after[i]!.event);
+      for (let i = 0; i < after.length; i++) this.defer(CLEAR_TIMER, after[i]!.event);
       for (let i = 0; i < invoke.length; i++) this.stopChild(invoke[i]!.id);
       this.config &= ~(1 << s);
       this.changed = true;
     }
   }
 
-  private enterStates(transitions: readonly Selected[], event: Event, initial: boolean): void {
-    const entered = this.statesToEnter(transitions, initial);
+  private enterStates(entered: readonly number[], event: Event): void {
     for (let e = 0; e < entered.length; e++) {
       const s = entered[e]!;
       const state = this.states[s]!;
@@ -472,7 +497,7 @@ export class LeanActor<TContext, TInput = unknown> {
           if ((this.config & (1 << a)) === 0) continue;
           const active = this.states[a]!;
           if (active.exit.length > 0) this.execute(active.exit, event);
-          for (let i = 0; i < active.after.length; i++) this.cancelTimer(active.after[i]!.event);
+          for (let i = 0; i < active.after.length; i++) this.defer(CLEAR_TIMER, active.after[i]!.event);
         }
         this.status = 'done';
         this.output = this.machineOutput(state, event);
@@ -645,9 +670,10 @@ export class LeanActor<TContext, TInput = unknown> {
     if (actions.length === 0) return;
     // One arguments object for the list: the context is patched in place, so it stays the one to pass.
     const args = { context: this.context, event: event as never };
+    const impls = this.machine.logic.actions;
     for (let i = 0; i < actions.length; i++) {
       const action = actions[i]!;
-      const impl = this.machine.logic.actions[actionName(action)] as ActionImpl<TContext>;
+      const impl = impls[typeof action === 'string' ? action : action.name] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
         (this.internal ??= []).push(impl.event);
         continue;
@@ -718,10 +744,6 @@ export class LeanActor<TContext, TInput = unknown> {
     if (!listed(this.timers, slot)) return;
     this.timers = unlink(this.timers, slot);
     this.send({ type: slot.event });
-  }
-
-  private cancelTimer(eventType: string): void {
-    this.defer(CLEAR_TIMER, eventType);
   }
 
   private clearTimer(eventType: string): void {
@@ -1059,6 +1081,8 @@ interface Selected {
   entered?: readonly number[];
   /** A list of just this transition: what selection returns when it alone is enabled. */
   alone?: readonly Selected[];
+  /** The states it exits when they are active, as a configuration mask, once known. */
+  exitable?: number;
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
