@@ -40,6 +40,7 @@ import type { TelemetryRequest, TelemetryRun } from './telemetry.js';
 import { createRequestDriver } from './request-driver.js';
 import { InteractiveRun, RequestRun, type RequestHost } from './request-run.js';
 import { leanRunner } from '../engine/machine-runner.js';
+import { quiesceClockTimers } from '../engine/timers.js';
 import { createRetrySlots } from './retry-slots.js';
 import { createServerHolds } from './server-holds.js';
 import { validateClientOptions, type ResolvedOrigin } from './validate-client-options.js';
@@ -590,6 +591,8 @@ function createClient(
       );
       const transportClosed = Promise.resolve(transport.close?.()).catch(() => undefined);
       await outboxClosed;
+      // Every timer of this client is cleared by now: a host timer the clock's queue kept armed goes too.
+      quiesceClockTimers(clock);
       const storeToClose = store ?? work?.store;
       await Promise.all([
         transportClosed,
