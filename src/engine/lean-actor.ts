@@ -257,9 +257,7 @@ export class LeanActor<TContext, TInput = unknown> {
   private flush(): void {
     const effects = this.deferred;
     this.deferred = undefined;
-    if (effects)
-      for (let i = 0; i < effects.length; i += 3)
-        this.perform(effects[i] as Effect, effects[i + 1], effects[i + 2]);
+    if (effects) this.perform(effects);
     if (this.status === 'done') {
       this.halt();
       this.observer?.changed?.();
@@ -474,7 +472,8 @@ export class LeanActor<TContext, TInput = unknown> {
       // Most states have no exit actions: no call for an empty list.
       if (state.exit.length > 0) this.execute(state.exit, event);
       const { after, invoke } = state;
-      for (let i = 0; i < after.length; i++) this.defer(CLEAR_TIMER, after[i]!.event);
+      for (let i = 0; i < after.length; i++)
+        (this.deferred ??= []).push(CLEAR_TIMER, after[i]!.event, undefined);
       for (let i = 0; i < invoke.length; i++) this.stopChild(invoke[i]!.id);
       this.config &= ~(1 << s);
       this.changed = true;
@@ -679,7 +678,12 @@ export class LeanActor<TContext, TInput = unknown> {
         continue;
       }
       // The params function gets the same { context, event } as the action (it only reads them).
-      const params = typeof action === 'string' ? undefined : this.paramsOf(action, args);
+      const params =
+        typeof action === 'string'
+          ? undefined
+          : 'value' in action.params
+            ? action.params.value
+            : this.machine.logic.params[action.params.from]!(args);
       if (impl.kind === 'assign') {
         this.patch(impl.run(args, params as never));
       } else if (impl.kind === 'emit') {
@@ -695,18 +699,15 @@ export class LeanActor<TContext, TInput = unknown> {
     }
   }
 
-  private paramsOf(action: Exclude<ActionRow, string>, args: { context: TContext; event: never }): unknown {
-    const params = action.params;
-    if ('value' in params) return params.value;
-    return this.machine.logic.params[params.from]!(args);
-  }
-
   /**
    * Applies a context change in place: the logic never keeps a context it was given, and nothing outside
    * reads an old one, so the copy XState's `assign` makes would only be garbage.
    */
   private patch(changes: Partial<TContext>): void {
-    Object.assign(this.context as object, changes);
+    // A for-in loop rather than Object.assign: the changes are object literals (own keys only), and on Hermes the
+    // native call costs more than the loop over their few keys.
+    const context = this.context as Record<string, unknown>;
+    for (const key in changes) context[key] = changes[key];
     this.changed = true;
   }
 
@@ -730,12 +731,12 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private emit(event: { type: string }): void {
-    if (this.observer?.emitted) this.defer(EMIT, event);
+    if (this.observer?.emitted) (this.deferred ??= []).push(EMIT, event, undefined);
   }
 
   private armTimer(eventType: string, delayName: string): void {
     const delay = this.machine.logic.delays[delayName]!({ context: this.context });
-    this.defer(ARM_TIMER, eventType, delay);
+    (this.deferred ??= []).push(ARM_TIMER, eventType, delay);
   }
 
   /** @internal A timer of this actor is due: its event is sent, unless the timer was cleared meanwhile. */
@@ -759,44 +760,50 @@ export class LeanActor<TContext, TInput = unknown> {
     (this.deferred ??= []).push(effect, a, b);
   }
 
-  /** Runs an effect a step left (`defer`). */
-  private perform(effect: Effect, a: unknown, b: unknown): void {
-    switch (effect) {
-      case EMIT:
-        this.observer!.emitted!(a as { type: string });
-        return;
-      case SEND_PARENT:
-        // Without a parent this fails the machine, as it does in XState.
-        this.parent!.send(a as Event);
-        return;
-      case SEND_CHILD: {
-        // XState's sendTo a child by id, after the step: a child that is not running (`a` is then its id), or
-        // that is not a machine, fails the machine (docs/design.md); a child machine stopped meanwhile ignores it.
-        if (typeof a === 'string')
-          throw new MachineError(`${this.machine.table.id}: sendTo \`${a}\`, which is not running`);
-        const child = a as Child;
-        if (this.machine.machines?.[child.src] === undefined)
-          throw new MachineError(`${this.machine.table.id}: sendTo \`${child.id}\`, which is not a machine`);
-        child.machine?.send(b as Event);
-        return;
+  /** Runs the effects a step left (`defer`), in turn: one call for them all, not one each. */
+  private perform(effects: readonly unknown[]): void {
+    for (let i = 0; i < effects.length; i += 3) {
+      const a = effects[i + 1];
+      const b = effects[i + 2];
+      switch (effects[i] as Effect) {
+        case EMIT:
+          this.observer!.emitted!(a as { type: string });
+          continue;
+        case SEND_PARENT:
+          // Without a parent this fails the machine, as it does in XState.
+          this.parent!.send(a as Event);
+          continue;
+        case SEND_CHILD: {
+          // XState's sendTo a child by id, after the step: a child that is not running (`a` is then its id), or
+          // that is not a machine, fails the machine (docs/design.md); a child machine stopped meanwhile ignores it.
+          if (typeof a === 'string')
+            throw new MachineError(`${this.machine.table.id}: sendTo \`${a}\`, which is not running`);
+          const child = a as Child;
+          if (this.machine.machines?.[child.src] === undefined)
+            throw new MachineError(
+              `${this.machine.table.id}: sendTo \`${child.id}\`, which is not a machine`,
+            );
+          child.machine?.send(b as Event);
+          continue;
+        }
+        case ARM_TIMER: {
+          const eventType = a as string;
+          if (this.timers !== undefined) this.clearTimer(eventType);
+          const slot = new TimerSlot(this, eventType);
+          slot.handle = this.machine.timers.set(slot, b as number);
+          this.timers = append(this.timers, slot);
+          continue;
+        }
+        case CLEAR_TIMER:
+          this.clearTimer(a as string);
+          continue;
+        case START_CHILD:
+          this.startChild(a as Child);
+          continue;
+        case ABORT_CHILD:
+          this.abort(a as Child);
+          continue;
       }
-      case ARM_TIMER: {
-        const eventType = a as string;
-        this.clearTimer(eventType);
-        const slot = new TimerSlot(this, eventType);
-        slot.handle = this.machine.timers.set(slot, b as number);
-        this.timers = append(this.timers, slot);
-        return;
-      }
-      case CLEAR_TIMER:
-        this.clearTimer(a as string);
-        return;
-      case START_CHILD:
-        this.startChild(a as Child);
-        return;
-      case ABORT_CHILD:
-        this.abort(a as Child);
-        return;
     }
   }
 
@@ -829,11 +836,15 @@ export class LeanActor<TContext, TInput = unknown> {
       state: 'new',
       next: undefined,
     };
-    const existing = this.findChild(id);
-    if (existing) this.dropChild(existing);
-    this.children = append(this.children, child);
+    // Most states start their one child with none running: no walk then.
+    if (this.children === undefined) this.children = child;
+    else {
+      const existing = this.findChild(id);
+      if (existing) this.dropChild(existing);
+      this.children = append(this.children, child);
+    }
     this.changed = true;
-    this.defer(START_CHILD, child);
+    (this.deferred ??= []).push(START_CHILD, child, undefined);
   }
 
   private stopChild(id: string): void {
