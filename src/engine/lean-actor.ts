@@ -339,34 +339,36 @@ export class LeanActor<TContext, TInput = unknown> {
     if ((this.config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
     const atomics = this.config & atomicMask;
     if (atomics === 0) return NONE;
-    // One arguments object for every guard asked: guards only read it (machine-logic.ts, `Guard`).
-    const args: GuardArgs<TContext> = { context: this.context, event };
     if ((atomics & (atomics - 1)) === 0) {
       // One active atomic state: no conflicts to resolve, no list to build.
-      const t = this.firstEnabled(31 - Math.clz32(atomics), eventless, args);
+      const t = this.firstEnabled(31 - Math.clz32(atomics), eventless, event);
       return t === undefined ? NONE : (t.alone ??= [t]);
     }
     const enabled: Selected[] = [];
     // The active atomic states, in document order: the lowest set bit of the configuration first.
     for (let bits = atomics; bits !== 0; bits &= bits - 1) {
-      const t = this.firstEnabled(31 - Math.clz32(bits & -bits), eventless, args);
+      const t = this.firstEnabled(31 - Math.clz32(bits & -bits), eventless, event);
       if (t !== undefined && !enabled.includes(t)) enabled.push(t);
     }
     return this.removeConflicts(enabled);
   }
 
   /** The first enabled transition for the event on an atomic state or its nearest ancestor that has one. */
-  private firstEnabled(atomic: number, eventless: boolean, args: GuardArgs<TContext>): Selected | undefined {
+  private firstEnabled(atomic: number, eventless: boolean, event: Event): Selected | undefined {
     // The candidates of the state and its ancestors, nearest first, listed once per table (`compile`): one lookup,
     // not one per ancestor. Indexed loops here and below, not for-of: on an engine without a JIT (Hermes) each
     // for-of costs an iterator.
     const state = this.states[atomic]!;
-    const candidates = eventless ? state.alwaysOnPath : state.onPath.get(args.event.type);
+    const candidates = eventless ? state.alwaysOnPath : state.onPath.get(event.type);
     if (candidates === undefined) return undefined;
+    // One arguments object for every guard asked, made only once one is (most transitions have none): guards
+    // only read it (machine-logic.ts, `Guard`).
+    let args: GuardArgs<TContext> | undefined;
     for (let c = 0; c < candidates.length; c++) {
       const t = candidates[c]!;
       const guard = t.row.guard;
       if (guard === undefined) return t;
+      args ??= { context: this.context, event };
       // A named guard (most of them) is called here: a method call fewer per guard.
       if (
         typeof guard === 'string'
