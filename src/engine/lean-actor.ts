@@ -134,7 +134,7 @@ interface Child {
   readonly replies: InvokeReplies | undefined;
   controller: AbortController | undefined;
   /** For a child machine: its actor, once started. */
-  machine?: LeanActor<unknown>;
+  machine: LeanActor<unknown> | undefined;
   state: 'new' | 'running' | 'stopped';
   next: Child | undefined;
 }
@@ -161,6 +161,8 @@ export class LeanActor<TContext, TInput = unknown> {
   /** What every run of the machine shares (one object per client and machine); the input is read once, not kept. */
   private readonly machine: LeanMachine<TContext, TInput>;
   private readonly observer: LeanObserver | undefined;
+  private readonly observesSteps: boolean;
+  private readonly observesEmitted: boolean;
   /** The machine that started this one as its child: where `sendParent` actions go. */
   private readonly parent: { send(event: Event): void } | undefined;
 
@@ -172,6 +174,10 @@ export class LeanActor<TContext, TInput = unknown> {
   ) {
     this.machine = machine;
     this.observer = observer;
+    // Whether it listens to each step, looked up once: most observers do not, and a missing method is the
+    // costliest lookup there is on Hermes (its prototypes walked every step).
+    this.observesSteps = typeof observer?.changed === 'function';
+    this.observesEmitted = typeof observer?.emitted === 'function';
     this.parent = parent;
     const compiled = compile(machine.table);
     this.compiled = compiled;
@@ -260,11 +266,11 @@ export class LeanActor<TContext, TInput = unknown> {
     if (effects) this.perform(effects);
     if (this.status === 'done') {
       this.halt();
-      this.observer?.changed?.();
+      if (this.observesSteps) this.observer!.changed!();
       this.observer?.ended?.({ status: 'done', output: this.output });
       return;
     }
-    this.observer?.changed?.();
+    if (this.observesSteps) this.observer!.changed!();
   }
 
   private fail(error: unknown): void {
@@ -285,7 +291,7 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private enterInitial(): void {
-    const init: Selected = { row: { targets: this.initialTargets(), reenter: true }, source: 0 };
+    const init = selected({ targets: this.initialTargets(), reenter: true }, 0);
     this.microstep([init], { type: 'xstate.init' }, true);
     this.settle({ type: 'xstate.init' });
   }
@@ -733,7 +739,7 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private emit(event: { type: string }): void {
-    if (this.observer?.emitted) (this.deferred ??= []).push(EMIT, event, undefined);
+    if (this.observesEmitted) (this.deferred ??= []).push(EMIT, event, undefined);
   }
 
   private armTimer(eventType: string, delayName: string): void {
@@ -835,6 +841,7 @@ export class LeanActor<TContext, TInput = unknown> {
       input,
       replies,
       controller: undefined,
+      machine: undefined,
       state: 'new',
       next: undefined,
     };
@@ -993,7 +1000,7 @@ function compile(table: MachineTable): Compiled {
     const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
     const partial = rows.map((row, i): Omit<State, 'onPath' | 'alwaysOnPath'> => {
       const path = pathOf(i);
-      const pair = (list: readonly TransitionRow[] = []) => list.map((t) => ({ row: t, source: i }));
+      const pair = (list: readonly TransitionRow[] = []) => list.map((t) => selected(t, i));
       const type = row.type ?? 'atomic';
       return {
         ...row,
@@ -1086,16 +1093,35 @@ const NEVER_ABORTED = new AbortController().signal;
 
 /** A transition and the state it is defined on, with what the table alone decides about it, once known. */
 interface Selected {
-  readonly row: TransitionRow;
+  readonly row: FullRow;
   readonly source: number;
   /** Its domain (XState's getTransitionDomain). */
-  domain?: number;
+  domain: number | undefined;
   /** The states it enters, in document order. */
-  entered?: readonly number[];
+  entered: readonly number[] | undefined;
   /** A list of just this transition: what selection returns when it alone is enabled. */
-  alone?: readonly Selected[];
+  alone: readonly Selected[] | undefined;
   /** The states it exits when they are active, as a configuration mask, once known. */
-  exitable?: number;
+  exitable: number | undefined;
+}
+
+/** A table's transition row with every field present (`selected`). */
+type FullRow = { readonly [K in keyof TransitionRow]-?: TransitionRow[K] | undefined };
+
+/**
+ * A transition paired with its source, its row with every field present: on Hermes reading a property an object
+ * lacks costs a walk up its prototypes (several times a present one's cost), and selection reads `guard`,
+ * `actions` and `targets` of every candidate.
+ */
+function selected(row: TransitionRow, source: number): Selected {
+  return {
+    row: { targets: row.targets, guard: row.guard, actions: row.actions, reenter: row.reenter },
+    source,
+    domain: undefined,
+    entered: undefined,
+    alone: undefined,
+    exitable: undefined,
+  };
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
