@@ -387,9 +387,11 @@ function createClient(
     const { prepared } = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
     if (isOffline()) return Promise.resolve(sentNothingOffline());
-    // A copy the attempt may add to (a for-in loop: most requests have no headers, and a spread costs Hermes more).
+    // A copy the attempt may add to, over Object.keys: most requests have no headers, and on Hermes a for-in over
+    // an empty object costs several times Object.keys (a spread costs more still).
     const headers: Record<string, string> = {};
-    for (const name in prepared.headers) headers[name] = prepared.headers[name]!;
+    const names = Object.keys(prepared.headers);
+    for (let i = 0; i < names.length; i++) headers[names[i]!] = prepared.headers[names[i]!]!;
     if (origin.credentials === 'omit') {
       // Credentials the app put on the request itself must not reach an origin that may not have them either.
       for (const name of CREDENTIAL_HEADERS) delete headers[name];
