@@ -510,7 +510,7 @@ export class LeanActor<TContext, TInput = unknown> {
         this.output = this.machineOutput(state, event);
         const running: Child[] = [];
         for (let c = this.children; c !== undefined; c = c.next) running.push(c);
-        for (const child of running) this.stopChild(child.id);
+        for (let i = 0; i < running.length; i++) this.stopChild(running[i]!.id);
         return;
       }
     }
@@ -522,7 +522,7 @@ export class LeanActor<TContext, TInput = unknown> {
       final.output === undefined ? undefined : outputs[final.output]!({ context: this.context, event });
     const name = this.machine.table.output;
     if (name === undefined) return undefined;
-    const doneEvent = { type: `xstate.done.state.${final.id}`, output: stateOutput };
+    const doneEvent = { type: final.doneType, output: stateOutput };
     return outputs[name]!({ context: this.context, event: doneEvent });
   }
 
@@ -946,6 +946,8 @@ interface InvokeReplies {
 /** A table's state with every list present and what the generated tables leave out worked out. */
 interface State {
   readonly id: string;
+  /** The type of the event its being done makes (XState's `xstate.done.state.<id>`), made once per table. */
+  readonly doneType: string;
   readonly key: string;
   readonly type: NonNullable<StateRow['type']> | 'atomic';
   readonly parent: number;
@@ -1005,6 +1007,7 @@ function compile(table: MachineTable): Compiled {
       return {
         ...row,
         id: ids[i]!,
+        doneType: `xstate.done.state.${ids[i]!}`,
         type,
         children: rows.flatMap((child, c) => (child.parent === i ? [c] : [])),
         entry: row.entry ?? [],
