@@ -291,9 +291,10 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private enterInitial(): void {
-    const init = selected({ targets: this.initialTargets(), reenter: true }, 0);
-    this.microstep([init], { type: 'xstate.init' }, true);
-    this.settle({ type: 'xstate.init' });
+    // The same for every run of the table: made once, as is the event (frozen: logic only reads events).
+    const init = (this.compiled.initial ??= [selected({ targets: this.initialTargets(), reenter: true }, 0)]);
+    this.microstep(init, INIT_EVENT, true);
+    this.settle(INIT_EVENT);
   }
 
   private macrostep(event: Event): void {
@@ -986,6 +987,8 @@ interface Compiled {
   readonly atomicMask: number;
   /** The states the initial transition enters, once computed. */
   initialEntered?: readonly number[];
+  /** The initial transition, once made. */
+  initial?: readonly Selected[];
 }
 
 const compiledTables = new WeakMap<MachineTable, Compiled>();
@@ -1087,6 +1090,9 @@ function listed<T extends Linked<T>>(head: T | undefined, item: T): boolean {
 
 /** What `start` runs instead of an event: the initial step (a value no caller can send). */
 const INITIAL: unique symbol = Symbol('initial step');
+
+/** The event of the initial step, as XState's. */
+const INIT_EVENT: Event = Object.freeze({ type: 'xstate.init' });
 
 /** No transition selected. */
 const NONE: readonly Selected[] = Object.freeze([]);
