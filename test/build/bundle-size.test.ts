@@ -122,7 +122,7 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
     expect(dependencyEntry(chunks)).toBe("export { string } from 'zod/mini';");
   });
 
-  it("checks each entry against its budget: the minimal app 16 KB up front, everything 30 KB in all", () => {
+  it('checks each entry against its budget: the minimal app 16 KB up front, everything 30 KB in all', () => {
     expect(BUDGETS[MINIMAL_ENTRY]).toEqual({ what: 'upFrontGzipBytes', bytes: 16_384 });
     expect(BUDGETS[EVERYTHING_ENTRY]).toEqual({ what: 'totalGzipBytes', bytes: 30_720 });
     // A made-up measurement: the budget is inclusive, and each budget reads its own figure.
