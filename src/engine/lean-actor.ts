@@ -1,7 +1,6 @@
 import type { ActionImpl, ActionStep, MachineLogic } from '../../machines/machine-logic.js';
 import { MachineError } from '../errors/machine-error.js';
 import {
-  actionName,
   afterEvent,
   stateIds,
   type ActionRow,
@@ -135,7 +134,7 @@ interface Child {
   readonly replies: InvokeReplies | undefined;
   controller: AbortController | undefined;
   /** For a child machine: its actor, once started. */
-  machine?: LeanActor<unknown>;
+  machine: LeanActor<unknown> | undefined;
   state: 'new' | 'running' | 'stopped';
   next: Child | undefined;
 }
@@ -162,6 +161,8 @@ export class LeanActor<TContext, TInput = unknown> {
   /** What every run of the machine shares (one object per client and machine); the input is read once, not kept. */
   private readonly machine: LeanMachine<TContext, TInput>;
   private readonly observer: LeanObserver | undefined;
+  private readonly observesSteps: boolean;
+  private readonly observesEmitted: boolean;
   /** The machine that started this one as its child: where `sendParent` actions go. */
   private readonly parent: { send(event: Event): void } | undefined;
 
@@ -173,6 +174,10 @@ export class LeanActor<TContext, TInput = unknown> {
   ) {
     this.machine = machine;
     this.observer = observer;
+    // Whether it listens to each step, looked up once: most observers do not, and a missing method is the
+    // costliest lookup there is on Hermes (its prototypes walked every step).
+    this.observesSteps = typeof observer?.changed === 'function';
+    this.observesEmitted = typeof observer?.emitted === 'function';
     this.parent = parent;
     const compiled = compile(machine.table);
     this.compiled = compiled;
@@ -258,16 +263,14 @@ export class LeanActor<TContext, TInput = unknown> {
   private flush(): void {
     const effects = this.deferred;
     this.deferred = undefined;
-    if (effects)
-      for (let i = 0; i < effects.length; i += 3)
-        this.perform(effects[i] as Effect, effects[i + 1], effects[i + 2]);
+    if (effects) this.perform(effects);
     if (this.status === 'done') {
       this.halt();
-      this.observer?.changed?.();
+      if (this.observesSteps) this.observer!.changed!();
       this.observer?.ended?.({ status: 'done', output: this.output });
       return;
     }
-    this.observer?.changed?.();
+    if (this.observesSteps) this.observer!.changed!();
   }
 
   private fail(error: unknown): void {
@@ -288,13 +291,14 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private enterInitial(): void {
-    const init: Selected = { row: { targets: this.initialTargets(), reenter: true }, source: 0 };
-    this.microstep([init], { type: 'xstate.init' }, true);
-    this.settle({ type: 'xstate.init' });
+    // The same for every run of the table: made once, as is the event (frozen: logic only reads events).
+    const init = (this.compiled.initial ??= [selected({ targets: this.initialTargets(), reenter: true }, 0)]);
+    this.microstep(init, INIT_EVENT, true);
+    this.settle(INIT_EVENT);
   }
 
   private macrostep(event: Event): void {
-    const transitions = this.select(event);
+    const transitions = this.enabledTransitions(event, false);
     if (transitions.length === 0 && event.type.startsWith('xstate.error.actor.')) {
       // XState: an actor's error that no transition handles fails the machine.
       throw new UnhandledActorError(this.machine.table.id, event.type, (event as { error?: unknown }).error);
@@ -308,16 +312,21 @@ export class LeanActor<TContext, TInput = unknown> {
     let event = first;
     let selectEventless = true;
     while (this.status === 'active') {
-      let enabled: readonly Selected[] = selectEventless ? this.selectEventless(event) : NONE;
+      // The mask test before the call: most steps end in states without eventless transitions.
+      let enabled: readonly Selected[] =
+        selectEventless && (this.config & this.compiled.alwaysMask) !== 0
+          ? this.enabledTransitions(event, true)
+          : NONE;
       const fromEventless = enabled.length > 0;
       if (!fromEventless) {
-        const next = this.internal?.shift();
+        const internal = this.internal;
+        const next = internal === undefined ? undefined : internal.shift();
         if (next === undefined) {
           this.internal = undefined;
           break;
         }
         event = next;
-        enabled = this.select(event);
+        enabled = this.enabledTransitions(event, false);
       }
       this.changed = false;
       this.microstep(enabled, event, false);
@@ -327,49 +336,53 @@ export class LeanActor<TContext, TInput = unknown> {
 
   // ---- selection ----
 
-  /** For each atomic state, the first enabled transition for this event on it or its nearest ancestor. */
-  private select(event: Event): readonly Selected[] {
-    return this.enabledTransitions(event, false);
-  }
-
-  /** The same for eventless transitions. */
-  private selectEventless(event: Event): readonly Selected[] {
-    return this.enabledTransitions(event, true);
-  }
-
+  /**
+   * For each atomic state, the first enabled transition for the event (or, `eventless`, the first eventless one)
+   * on it or its nearest ancestor.
+   */
   private enabledTransitions(event: Event, eventless: boolean): readonly Selected[] {
     // No active state has a transition for it (most events, and eventless selection in most states): nothing to walk.
     const { alwaysMask, eventMasks, atomicMask } = this.compiled;
     if ((this.config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
     const atomics = this.config & atomicMask;
     if (atomics === 0) return NONE;
-    // One arguments object for every guard asked: guards only read it (machine-logic.ts, `Guard`).
-    const args: GuardArgs<TContext> = { context: this.context, event };
     if ((atomics & (atomics - 1)) === 0) {
       // One active atomic state: no conflicts to resolve, no list to build.
-      const t = this.firstEnabled(31 - Math.clz32(atomics), eventless, args);
+      const t = this.firstEnabled(31 - Math.clz32(atomics), eventless, event);
       return t === undefined ? NONE : (t.alone ??= [t]);
     }
     const enabled: Selected[] = [];
     // The active atomic states, in document order: the lowest set bit of the configuration first.
     for (let bits = atomics; bits !== 0; bits &= bits - 1) {
-      const t = this.firstEnabled(31 - Math.clz32(bits & -bits), eventless, args);
+      const t = this.firstEnabled(31 - Math.clz32(bits & -bits), eventless, event);
       if (t !== undefined && !enabled.includes(t)) enabled.push(t);
     }
     return this.removeConflicts(enabled);
   }
 
   /** The first enabled transition for the event on an atomic state or its nearest ancestor that has one. */
-  private firstEnabled(atomic: number, eventless: boolean, args: GuardArgs<TContext>): Selected | undefined {
+  private firstEnabled(atomic: number, eventless: boolean, event: Event): Selected | undefined {
     // The candidates of the state and its ancestors, nearest first, listed once per table (`compile`): one lookup,
     // not one per ancestor. Indexed loops here and below, not for-of: on an engine without a JIT (Hermes) each
     // for-of costs an iterator.
     const state = this.states[atomic]!;
-    const candidates = eventless ? state.alwaysOnPath : state.onPath.get(args.event.type);
+    const candidates = eventless ? state.alwaysOnPath : state.onPath.get(event.type);
     if (candidates === undefined) return undefined;
+    // One arguments object for every guard asked, made only once one is (most transitions have none): guards
+    // only read it (machine-logic.ts, `Guard`).
+    let args: GuardArgs<TContext> | undefined;
     for (let c = 0; c < candidates.length; c++) {
       const t = candidates[c]!;
-      if (t.row.guard === undefined || this.check(t.row.guard, args)) return t;
+      const guard = t.row.guard;
+      if (guard === undefined) return t;
+      args ??= { context: this.context, event };
+      // A named guard (most of them) is called here: a method call fewer per guard.
+      if (
+        typeof guard === 'string'
+          ? (this.machine.logic.guards[guard] as (args: GuardArgs<TContext>) => boolean)(args)
+          : this.check(guard, args)
+      )
+        return t;
     }
     return undefined;
   }
@@ -416,6 +429,18 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private microstep(selected: readonly Selected[], event: Event, initial: boolean): void {
     if (selected.length === 0) return;
+    if (selected.length === 1 && !initial) {
+      // One transition (nearly every step): what it exits and enters is known from the table after its first
+      // step, so a targetless one costs only its actions.
+      const t = selected[0]!;
+      const exit = (t.exitable ?? this.exitableOf(t)) & this.config;
+      if (exit !== 0) this.exitStates(exit, event);
+      const actions = t.row.actions;
+      if (actions) this.execute(actions, event);
+      const entered = t.entered ?? this.statesToEnter(selected, false);
+      if (entered.length > 0) this.enterStates(entered, event);
+      return;
+    }
     if (!initial) {
       let exit = 0;
       for (let i = 0; i < selected.length; i++) exit |= this.exitMask(selected[i]!);
@@ -425,18 +450,26 @@ export class LeanActor<TContext, TInput = unknown> {
       const actions = selected[i]!.row.actions;
       if (actions) this.execute(actions, event);
     }
-    this.enterStates(selected, event, initial);
+    this.enterStates(this.statesToEnter(selected, initial), event);
   }
 
   /** The active states a transition exits, as a configuration mask (bit `i`: state `i`). */
   private exitMask(t: Selected): number {
-    if (!t.row.targets?.length) return 0;
-    const domain = this.domain(t);
-    let exit = domain === -1 ? this.compiled.everyMask : this.states[domain]!.descendantsMask;
-    // As XState's computeExitSet; a re-entering transition's domain is a proper ancestor of its source (its LCA),
-    // so this never adds a state today.
-    if (t.row.reenter && t.source === domain) exit |= 1 << domain;
-    return exit & this.config;
+    return (t.exitable ?? this.exitableOf(t)) & this.config;
+  }
+
+  /** The states a transition exits when they are active: it depends only on the table, so it is kept. */
+  private exitableOf(t: Selected): number {
+    let exit = 0;
+    if (t.row.targets?.length) {
+      const domain = this.domain(t);
+      exit = domain === -1 ? this.compiled.everyMask : this.states[domain]!.descendantsMask;
+      // As XState's computeExitSet; a re-entering transition's domain is a proper ancestor of its source (its
+      // LCA), so this never adds a state today.
+      if (t.row.reenter && t.source === domain) exit |= 1 << domain;
+    }
+    t.exitable = exit;
+    return exit;
   }
 
   /** Exits the states of `exit`, a configuration mask, deepest (last in document order) first. */
@@ -448,15 +481,15 @@ export class LeanActor<TContext, TInput = unknown> {
       // Most states have no exit actions: no call for an empty list.
       if (state.exit.length > 0) this.execute(state.exit, event);
       const { after, invoke } = state;
-      for (let i = 0; i < after.length; i++) this.cancelTimer(after[i]!.event);
+      for (let i = 0; i < after.length; i++)
+        (this.deferred ??= []).push(CLEAR_TIMER, after[i]!.event, undefined);
       for (let i = 0; i < invoke.length; i++) this.stopChild(invoke[i]!.id);
       this.config &= ~(1 << s);
       this.changed = true;
     }
   }
 
-  private enterStates(transitions: readonly Selected[], event: Event, initial: boolean): void {
-    const entered = this.statesToEnter(transitions, initial);
+  private enterStates(entered: readonly number[], event: Event): void {
     for (let e = 0; e < entered.length; e++) {
       const s = entered[e]!;
       const state = this.states[s]!;
@@ -472,13 +505,13 @@ export class LeanActor<TContext, TInput = unknown> {
           if ((this.config & (1 << a)) === 0) continue;
           const active = this.states[a]!;
           if (active.exit.length > 0) this.execute(active.exit, event);
-          for (let i = 0; i < active.after.length; i++) this.cancelTimer(active.after[i]!.event);
+          for (let i = 0; i < active.after.length; i++) this.defer(CLEAR_TIMER, active.after[i]!.event);
         }
         this.status = 'done';
         this.output = this.machineOutput(state, event);
         const running: Child[] = [];
         for (let c = this.children; c !== undefined; c = c.next) running.push(c);
-        for (const child of running) this.stopChild(child.id);
+        for (let i = 0; i < running.length; i++) this.stopChild(running[i]!.id);
         return;
       }
     }
@@ -490,7 +523,7 @@ export class LeanActor<TContext, TInput = unknown> {
       final.output === undefined ? undefined : outputs[final.output]!({ context: this.context, event });
     const name = this.machine.table.output;
     if (name === undefined) return undefined;
-    const doneEvent = { type: `xstate.done.state.${final.id}`, output: stateOutput };
+    const doneEvent = { type: final.doneType, output: stateOutput };
     return outputs[name]!({ context: this.context, event: doneEvent });
   }
 
@@ -645,15 +678,21 @@ export class LeanActor<TContext, TInput = unknown> {
     if (actions.length === 0) return;
     // One arguments object for the list: the context is patched in place, so it stays the one to pass.
     const args = { context: this.context, event: event as never };
+    const impls = this.machine.logic.actions;
     for (let i = 0; i < actions.length; i++) {
       const action = actions[i]!;
-      const impl = this.machine.logic.actions[actionName(action)] as ActionImpl<TContext>;
+      const impl = impls[typeof action === 'string' ? action : action.name] as ActionImpl<TContext>;
       if (impl.kind === 'raise') {
         (this.internal ??= []).push(impl.event);
         continue;
       }
       // The params function gets the same { context, event } as the action (it only reads them).
-      const params = typeof action === 'string' ? undefined : this.paramsOf(action, args);
+      const params =
+        typeof action === 'string'
+          ? undefined
+          : 'value' in action.params
+            ? action.params.value
+            : this.machine.logic.params[action.params.from]!(args);
       if (impl.kind === 'assign') {
         this.patch(impl.run(args, params as never));
       } else if (impl.kind === 'emit') {
@@ -669,18 +708,15 @@ export class LeanActor<TContext, TInput = unknown> {
     }
   }
 
-  private paramsOf(action: Exclude<ActionRow, string>, args: { context: TContext; event: never }): unknown {
-    const params = action.params;
-    if ('value' in params) return params.value;
-    return this.machine.logic.params[params.from]!(args);
-  }
-
   /**
    * Applies a context change in place: the logic never keeps a context it was given, and nothing outside
    * reads an old one, so the copy XState's `assign` makes would only be garbage.
    */
   private patch(changes: Partial<TContext>): void {
-    Object.assign(this.context as object, changes);
+    // A for-in loop rather than Object.assign: the changes are object literals (own keys only), and on Hermes the
+    // native call costs more than the loop over their few keys.
+    const context = this.context as Record<string, unknown>;
+    for (const key in changes) context[key] = changes[key];
     this.changed = true;
   }
 
@@ -704,12 +740,12 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private emit(event: { type: string }): void {
-    if (this.observer?.emitted) this.defer(EMIT, event);
+    if (this.observesEmitted) (this.deferred ??= []).push(EMIT, event, undefined);
   }
 
   private armTimer(eventType: string, delayName: string): void {
     const delay = this.machine.logic.delays[delayName]!({ context: this.context });
-    this.defer(ARM_TIMER, eventType, delay);
+    (this.deferred ??= []).push(ARM_TIMER, eventType, delay);
   }
 
   /** @internal A timer of this actor is due: its event is sent, unless the timer was cleared meanwhile. */
@@ -718,10 +754,6 @@ export class LeanActor<TContext, TInput = unknown> {
     if (!listed(this.timers, slot)) return;
     this.timers = unlink(this.timers, slot);
     this.send({ type: slot.event });
-  }
-
-  private cancelTimer(eventType: string): void {
-    this.defer(CLEAR_TIMER, eventType);
   }
 
   private clearTimer(eventType: string): void {
@@ -737,44 +769,50 @@ export class LeanActor<TContext, TInput = unknown> {
     (this.deferred ??= []).push(effect, a, b);
   }
 
-  /** Runs an effect a step left (`defer`). */
-  private perform(effect: Effect, a: unknown, b: unknown): void {
-    switch (effect) {
-      case EMIT:
-        this.observer!.emitted!(a as { type: string });
-        return;
-      case SEND_PARENT:
-        // Without a parent this fails the machine, as it does in XState.
-        this.parent!.send(a as Event);
-        return;
-      case SEND_CHILD: {
-        // XState's sendTo a child by id, after the step: a child that is not running (`a` is then its id), or
-        // that is not a machine, fails the machine (docs/design.md); a child machine stopped meanwhile ignores it.
-        if (typeof a === 'string')
-          throw new MachineError(`${this.machine.table.id}: sendTo \`${a}\`, which is not running`);
-        const child = a as Child;
-        if (this.machine.machines?.[child.src] === undefined)
-          throw new MachineError(`${this.machine.table.id}: sendTo \`${child.id}\`, which is not a machine`);
-        child.machine?.send(b as Event);
-        return;
+  /** Runs the effects a step left (`defer`), in turn: one call for them all, not one each. */
+  private perform(effects: readonly unknown[]): void {
+    for (let i = 0; i < effects.length; i += 3) {
+      const a = effects[i + 1];
+      const b = effects[i + 2];
+      switch (effects[i] as Effect) {
+        case EMIT:
+          this.observer!.emitted!(a as { type: string });
+          continue;
+        case SEND_PARENT:
+          // Without a parent this fails the machine, as it does in XState.
+          this.parent!.send(a as Event);
+          continue;
+        case SEND_CHILD: {
+          // XState's sendTo a child by id, after the step: a child that is not running (`a` is then its id), or
+          // that is not a machine, fails the machine (docs/design.md); a child machine stopped meanwhile ignores it.
+          if (typeof a === 'string')
+            throw new MachineError(`${this.machine.table.id}: sendTo \`${a}\`, which is not running`);
+          const child = a as Child;
+          if (this.machine.machines?.[child.src] === undefined)
+            throw new MachineError(
+              `${this.machine.table.id}: sendTo \`${child.id}\`, which is not a machine`,
+            );
+          child.machine?.send(b as Event);
+          continue;
+        }
+        case ARM_TIMER: {
+          const eventType = a as string;
+          if (this.timers !== undefined) this.clearTimer(eventType);
+          const slot = new TimerSlot(this, eventType);
+          slot.handle = this.machine.timers.set(slot, b as number);
+          this.timers = append(this.timers, slot);
+          continue;
+        }
+        case CLEAR_TIMER:
+          this.clearTimer(a as string);
+          continue;
+        case START_CHILD:
+          this.startChild(a as Child);
+          continue;
+        case ABORT_CHILD:
+          this.abort(a as Child);
+          continue;
       }
-      case ARM_TIMER: {
-        const eventType = a as string;
-        this.clearTimer(eventType);
-        const slot = new TimerSlot(this, eventType);
-        slot.handle = this.machine.timers.set(slot, b as number);
-        this.timers = append(this.timers, slot);
-        return;
-      }
-      case CLEAR_TIMER:
-        this.clearTimer(a as string);
-        return;
-      case START_CHILD:
-        this.startChild(a as Child);
-        return;
-      case ABORT_CHILD:
-        this.abort(a as Child);
-        return;
     }
   }
 
@@ -804,14 +842,19 @@ export class LeanActor<TContext, TInput = unknown> {
       input,
       replies,
       controller: undefined,
+      machine: undefined,
       state: 'new',
       next: undefined,
     };
-    const existing = this.findChild(id);
-    if (existing) this.dropChild(existing);
-    this.children = append(this.children, child);
+    // Most states start their one child with none running: no walk then.
+    if (this.children === undefined) this.children = child;
+    else {
+      const existing = this.findChild(id);
+      if (existing) this.dropChild(existing);
+      this.children = append(this.children, child);
+    }
     this.changed = true;
-    this.defer(START_CHILD, child);
+    (this.deferred ??= []).push(START_CHILD, child, undefined);
   }
 
   private stopChild(id: string): void {
@@ -904,6 +947,8 @@ interface InvokeReplies {
 /** A table's state with every list present and what the generated tables leave out worked out. */
 interface State {
   readonly id: string;
+  /** The type of the event its being done makes (XState's `xstate.done.state.<id>`), made once per table. */
+  readonly doneType: string;
   readonly key: string;
   readonly type: NonNullable<StateRow['type']> | 'atomic';
   readonly parent: number;
@@ -942,6 +987,8 @@ interface Compiled {
   readonly atomicMask: number;
   /** The states the initial transition enters, once computed. */
   initialEntered?: readonly number[];
+  /** The initial transition, once made. */
+  initial?: readonly Selected[];
 }
 
 const compiledTables = new WeakMap<MachineTable, Compiled>();
@@ -958,11 +1005,12 @@ function compile(table: MachineTable): Compiled {
     const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
     const partial = rows.map((row, i): Omit<State, 'onPath' | 'alwaysOnPath'> => {
       const path = pathOf(i);
-      const pair = (list: readonly TransitionRow[] = []) => list.map((t) => ({ row: t, source: i }));
+      const pair = (list: readonly TransitionRow[] = []) => list.map((t) => selected(t, i));
       const type = row.type ?? 'atomic';
       return {
         ...row,
         id: ids[i]!,
+        doneType: `xstate.done.state.${ids[i]!}`,
         type,
         children: rows.flatMap((child, c) => (child.parent === i ? [c] : [])),
         entry: row.entry ?? [],
@@ -1043,6 +1091,9 @@ function listed<T extends Linked<T>>(head: T | undefined, item: T): boolean {
 /** What `start` runs instead of an event: the initial step (a value no caller can send). */
 const INITIAL: unique symbol = Symbol('initial step');
 
+/** The event of the initial step, as XState's. */
+const INIT_EVENT: Event = Object.freeze({ type: 'xstate.init' });
+
 /** No transition selected. */
 const NONE: readonly Selected[] = Object.freeze([]);
 
@@ -1051,14 +1102,35 @@ const NEVER_ABORTED = new AbortController().signal;
 
 /** A transition and the state it is defined on, with what the table alone decides about it, once known. */
 interface Selected {
-  readonly row: TransitionRow;
+  readonly row: FullRow;
   readonly source: number;
   /** Its domain (XState's getTransitionDomain). */
-  domain?: number;
+  domain: number | undefined;
   /** The states it enters, in document order. */
-  entered?: readonly number[];
+  entered: readonly number[] | undefined;
   /** A list of just this transition: what selection returns when it alone is enabled. */
-  alone?: readonly Selected[];
+  alone: readonly Selected[] | undefined;
+  /** The states it exits when they are active, as a configuration mask, once known. */
+  exitable: number | undefined;
+}
+
+/** A table's transition row with every field present (`selected`). */
+type FullRow = { readonly [K in keyof TransitionRow]-?: TransitionRow[K] | undefined };
+
+/**
+ * A transition paired with its source, its row with every field present: on Hermes reading a property an object
+ * lacks costs a walk up its prototypes (several times a present one's cost), and selection reads `guard`,
+ * `actions` and `targets` of every candidate.
+ */
+function selected(row: TransitionRow, source: number): Selected {
+  return {
+    row: { targets: row.targets, guard: row.guard, actions: row.actions, reenter: row.reenter },
+    source,
+    domain: undefined,
+    entered: undefined,
+    alone: undefined,
+    exitable: undefined,
+  };
 }
 
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {

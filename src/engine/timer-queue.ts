@@ -12,9 +12,12 @@ type Entry = TimerTarget;
  * they were armed in (no object of its own), and the host timer is armed only for the earliest.
  *
  * The host timer is not cleared when entries are cleared before it fires: it fires later, finds nothing due and
- * is armed again for the earliest entry. While the heap is empty it is `unref()`ed where the host allows
- * (Node), so an idle queue does not keep a process alive, and re-`ref()`ed when an entry comes; where the host
- * cannot unref (browsers) it is cleared instead.
+ * is armed again for the earliest entry, or, the heap empty, for nothing. While the heap is empty it is
+ * `unref()`ed where the host allows (Node), so an idle queue does not keep a process alive, and re-`ref()`ed
+ * when an entry comes. Where the host cannot unref (browsers, React Native) it stays armed too: a request
+ * that arms and clears its timers then costs no host timer call at all (on React Native each is a call into
+ * native code), and the one left armed fires once, at the latest when the last request's timeout would have,
+ * and arms nothing. `quiesce()` clears it at once (a client's `close()`).
  *
  * Timers due at once run in the order they were armed, as with the host's timers. A queue orders its own
  * timers only: on a clock that other code also arms timers on, a timer of the queue and one of that code due at
@@ -116,18 +119,23 @@ export class TimerQueue implements Timers {
     this.idle = false;
   }
 
-  /** The heap is empty: the host timer may stay armed, but must not keep the process alive. */
+  /** The heap is empty: the host timer stays armed, but must not keep the process alive where it can be told so. */
   private rest(): void {
-    if (this.host === undefined) return;
+    if (this.host === undefined || this.idle) return;
     const host = this.host as { unref?: () => void };
     if (typeof host.unref === 'function') {
       host.unref();
       this.idle = true;
-      return;
     }
+  }
+
+  /** Clears the host timer when no entry is left: nothing stays armed once the queue's users are done. */
+  quiesce(): void {
+    if (this.heap.length > 0 || this.host === undefined) return;
     this.clock.clearTimeout(this.host);
     this.host = undefined;
     this.hostDue = Infinity;
+    this.idle = false;
   }
 
   /** An entry came while the host timer rested: it keeps the process alive again. */

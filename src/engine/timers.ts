@@ -21,6 +21,8 @@ export abstract class TimerTarget {
 export interface Timers {
   set(target: TimerTarget, delayMs: number): unknown;
   clear(handle: unknown): void;
+  /** Clears a host timer kept armed while none of these timers is (timer-queue.ts), if there is one. */
+  quiesce?(): void;
 }
 
 /** The handle of a 0 ms wait: cleared by marking it dead. */
@@ -40,13 +42,23 @@ export function clockTimers(clock: Clock): Timers {
   return timers;
 }
 
+/**
+ * Nothing stays armed on the clock's timers once none is due: for a client's `close()`, as the timer queue keeps
+ * its host timer armed between requests. Timers other runs still have armed are left alone.
+ */
+export function quiesceClockTimers(clock: Clock): void {
+  byClock.get(clock)?.quiesce?.();
+}
+
 /** One `Timers` per clock, made once: a request does not allocate its own. */
 const byClock = new WeakMap<Clock, Timers>();
 
 function timersOn(clock: Clock): Timers {
+  const queue =
+    clock.monotonicNow !== undefined ? new TimerQueue(clock, () => clock.monotonicNow!()) : undefined;
   const host: Timers =
-    clock.monotonicNow !== undefined
-      ? new TimerQueue(clock, () => clock.monotonicNow!())
+    queue !== undefined
+      ? queue
       : {
           set: (target, delayMs) => clock.setTimeout(() => target.fire(), delayMs),
           clear: (handle) => clock.clearTimeout(handle),
@@ -63,8 +75,13 @@ function timersOn(clock: Clock): Timers {
       return handle;
     },
     clear(handle) {
-      if (handle instanceof ZeroDelay) handle.live = false;
+      // Its constructor rather than instanceof: a cached read instead of a prototype walk on Hermes, per timer.
+      if (typeof handle === 'object' && handle !== null && handle.constructor === ZeroDelay)
+        (handle as ZeroDelay).live = false;
       else host.clear(handle);
+    },
+    quiesce() {
+      queue?.quiesce();
     },
   };
 }

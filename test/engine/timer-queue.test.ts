@@ -89,7 +89,7 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
     expect(queue.size).toBe(0);
   });
 
-  it('never runs a cleared timer, and clears the host timer once none is left (a host without unref)', async () => {
+  it('never runs a cleared timer; once none is left its host timer fires once and arms nothing (a host without unref)', async () => {
     const sim = simulatedClock();
     const queue = new TimerQueue(sim, () => sim.now());
     const fired: number[] = [];
@@ -120,6 +120,36 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
     expect(sim.pending()).toBe(1);
     queue.clear(last);
     expect(queue.size).toBe(0);
+    // Kept armed for the next timer; when it fires, with nothing due, it arms nothing.
+    expect(sim.pending()).toBe(1);
+    await sim.runAll();
+    expect(fired).toEqual([1, 3]);
+    expect(sim.pending()).toBe(0);
+  });
+
+  it('clears its resting host timer when quiesced, and only while no timer is armed', async () => {
+    const sim = simulatedClock();
+    const { clock, counts } = countingHost(sim);
+    const queue = new TimerQueue(clock, () => sim.now());
+    const fired: number[] = [];
+    const first = queue.set(
+      on(() => fired.push(1)),
+      100,
+    );
+    queue.quiesce(); // a timer is armed: nothing happens
+    expect(sim.pending()).toBe(1);
+    queue.clear(first);
+    expect(sim.pending()).toBe(1);
+    queue.quiesce();
+    expect(sim.pending()).toBe(0);
+    expect(counts).toEqual({ armed: 1, cleared: 1 });
+    queue.quiesce(); // twice is harmless
+    queue.set(
+      on(() => fired.push(2)),
+      50,
+    );
+    await sim.runAll();
+    expect(fired).toEqual([2]);
     expect(sim.pending()).toBe(0);
   });
 
@@ -144,8 +174,11 @@ describe('TimerQueue: every delay of the lean executor on one host timer', () =>
     // Armed for the first budget, then again for the first attempt's earlier timeout; never again after it.
     expect(counts).toEqual({ armed: 2, cleared: 1 });
     for (const handle of handles) queue.clear(handle);
-    // Empty: a host without unref has its timer cleared.
-    expect(counts).toEqual({ armed: 2, cleared: 2 });
+    // Empty: a host without unref keeps its timer armed for the next requests, and arms nothing when it fires.
+    expect(counts).toEqual({ armed: 2, cleared: 1 });
+    await sim.runAll();
+    expect(counts).toEqual({ armed: 2, cleared: 1 });
+    expect(sim.pending()).toBe(0);
   });
 
   it('works on after emptying a heap that held many timers (it is made anew then)', async () => {

@@ -96,4 +96,27 @@ describe('timers of the lean executor on systemClock (one host timer for every d
       await client.close();
     }
   });
+  it('on a host whose timers cannot be unref()ed (React Native, browsers), 100 requests arm it twice and close() clears it', async () => {
+    const sim = simulatedClock();
+    const counts = { armed: 0, cleared: 0 };
+    // A clock like systemClock on such a host: a monotonic time line, timer handles without unref.
+    const clock = {
+      now: () => sim.now(),
+      monotonicNow: () => sim.now(),
+      setTimeout: (fn: () => void, ms: number) => (counts.armed++, sim.setTimeout(fn, ms)),
+      clearTimeout: (handle: unknown) => (counts.cleared++, sim.clearTimeout(handle)),
+    };
+    const client = createFailoverClient({
+      origins: [{ id: 'primary', url: 'https://api.example.test' }],
+      clock,
+      transport: answering(204),
+    });
+    for (let i = 0; i < 100; i++)
+      expect(await client.request({ path: '/x' })).toMatchObject({ status: 'succeeded', attempts: 1 });
+    // The first budget, then the first attempt's earlier timeout; kept armed between requests.
+    expect(counts).toEqual({ armed: 2, cleared: 1 });
+    expect(sim.pending()).toBe(1);
+    await client.close();
+    expect(sim.pending()).toBe(0);
+  });
 });
