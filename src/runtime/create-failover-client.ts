@@ -109,7 +109,7 @@ function createClient(
   const { store } = options;
   const inFlight = new Map<string, RequestRun<unknown>>();
   const retrySlots = createRetrySlots(policy.retryBudget);
-  // A 429/503 with Retry-After holds its origin back for every request of this client (issue 14).
+  // A 429/503 with Retry-After holds its origin back for every request of this client.
   const holds = createServerHolds();
   let requests = 0;
   let closed = false;
@@ -201,7 +201,7 @@ function createClient(
         const origin = pinned === true ? previousOrigin : monitor.choose(write, avoid);
         const holdUntil = origin === undefined ? undefined : holds.until(origin, at);
         if (holdUntil === undefined) return { origin, at };
-        // Held: the machine waits, or takes an origin free of holds if the hold is past its budget (issue 14).
+        // Held: the machine waits, or takes an origin free of holds if the hold is past its budget.
         return {
           origin,
           at,

@@ -41,7 +41,7 @@ export interface RunningRequest<T = RequestMachineOutput> {
   /** Ends the request at once as `failed` / `cancelled`; aborts what is in flight. */
   cancel(): void;
   /**
-   * Passes on a connectivity hint (CONTRACT rule 6): offline stops further attempts, online allows them;
+   * Passes on a connectivity hint (rule 6): offline stops further attempts, online allows them;
    * `changed` (at the clock's `at`) ends a read's attempt in flight and sends it again at once, and keeps any
    * attempt in flight across it from counting against its origin (docs/connectivity.md).
    */

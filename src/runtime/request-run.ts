@@ -87,7 +87,7 @@ export class RequestRun<T = RunOutput> implements RequestObserver<T | undefined>
     const { host } = this;
     if (this.trace !== undefined) this.trace.emitted(event);
     if (event.type === 'attempt-failed' && this.failures !== undefined) this.failures.push(event.failure);
-    // A 429/503 with Retry-After holds its origin back for every request of the client (issue 14), from now:
+    // A 429/503 with Retry-After holds its origin back for every request of the client, from now:
     // before this request (or any other) chooses the origin of its next attempt.
     const holdUntil =
       event.type === 'attempt-failed' && event.failure.retryAfterMs !== undefined
