@@ -3,7 +3,7 @@ import { FailwiseError } from '../errors/failwise-error.js';
 import type { FailReason } from '../policy/failure.js';
 import { isMendable } from '../policy/mendable.js';
 import type { Outcome } from '../policy/outcome.js';
-import { STORE_WAIT_MS } from './bounded-wait.js';
+import { settledWithin, STORE_WAIT_MS } from './bounded-wait.js';
 import { entryOf, type RunOutput } from './durable-entry.js';
 import type { DurableStart } from './durable-work.js';
 import type { OutboxRunner } from './outbox-runner.js';
@@ -50,6 +50,8 @@ export class DurableRequest {
     (resolve) => (this.#giveUp = () => (this.#abandoned.abort(), resolve(false))),
   );
   #written: Promise<boolean> | undefined;
+  /** The store has the entry: a request that gives up now must wait for it to be taken back. */
+  #landed = false;
   /** The request's decision events, made when it starts running. */
   #events!: RequestRun;
 
@@ -87,7 +89,7 @@ export class DurableRequest {
     prepared.signal?.addEventListener('abort', this.#onAbort, { once: true });
     try {
       shared.writing.add(this.#closed);
-      if (!(await this.#write())) return this.#notStored();
+      if (!(await this.#write())) return await this.#gaveUpOnStore();
       shared.writing.delete(this.#closed);
       if (prepared.signal?.aborted) this.#onAbort();
       return await this.#afterWrite();
@@ -127,8 +129,9 @@ export class DurableRequest {
     const start = this.#start;
     const { clock } = shared;
     const entry = entryOf(prepared, start.entryId, start.startedAt);
-    const written = (this.#written = shared.outbox.enqueue(entry, this.#abandoned.signal).then(
-      () => true,
+    const landed = () => (this.#landed = true);
+    const written = (this.#written = shared.outbox.enqueue(entry, this.#abandoned.signal, landed).then(
+      (kept) => kept,
       (cause: unknown) => {
         throw new FailwiseError(
           'failwise: the durable request could not be written to the store; nothing was sent',
@@ -150,10 +153,24 @@ export class DurableRequest {
     return Promise.race([written, this.#givenUp]);
   }
 
-  /** The request ended before the store answered: failed, nothing stored or sent. */
-  #notStored(): Outcome {
+  /**
+   * The request ended before the store answered. A write that lands after that is taken back (`enqueue` removes
+   * it): failed, nothing stored or sent. One that landed just as the request gave up is waited for, up to
+   * STORE_WAIT_MS: taken back, the outcome says so only once the store no longer has it (even if the process dies
+   * the next instant); kept (the outbox already had it), the request is deferred, as its entry is stored.
+   */
+  async #gaveUpOnStore(): Promise<Outcome> {
     this.#abandoned.abort();
-    this.#written?.catch(() => undefined);
+    const written = this.#written?.catch(() => false);
+    if (written && this.#landed && (await settledWithin(this.#shared.clock, written, STORE_WAIT_MS))) {
+      // Landed and kept just before the request gave up (the outbox has it and will send it): it is stored.
+      if (await written)
+        return this.#deferred(typeof this.#ended === 'string' ? this.#ended : 'budget-exhausted');
+    }
+    return this.#notStored();
+  }
+
+  #notStored(): Outcome {
     const reason = typeof this.#ended === 'string' ? this.#ended : 'budget-exhausted';
     this.#events.emit('failed', undefined, 0, { reason, failureClass: 'unexpected' });
     return {

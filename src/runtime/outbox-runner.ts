@@ -70,9 +70,10 @@ export interface OutboxRunner {
   /**
    * Writes the entry to the store, then hands it to the scheduler. Rejects (and schedules nothing) when the write
    * fails. When `abandoned` has aborted by the time the write lands (its request ended without it), the entry is
-   * removed again instead: nothing is sent for it.
+   * removed again instead: nothing is sent for it. `landed` is called once the store has the entry, before that.
+   * Resolves `true` when the entry is kept (and scheduled), `false` when it was taken back.
    */
-  enqueue(entry: OutboxEntry, abandoned?: AbortSignal): Promise<void>;
+  enqueue(entry: OutboxEntry, abandoned?: AbortSignal, landed?: () => void): Promise<boolean>;
   /** Entries in the store, dead ones included. */
   size(): Promise<number>;
   /** Every stored entry, dead ones included, in the order they were added. */
@@ -263,7 +264,7 @@ class Outbox implements OutboxRunner {
     });
   }
 
-  async enqueue(entry: OutboxEntry, abandoned?: AbortSignal): Promise<void> {
+  async enqueue(entry: OutboxEntry, abandoned?: AbortSignal, landed?: () => void): Promise<boolean> {
     this.#assertOpen('enqueue');
     const store = this.#store;
     const claims = this.#claims;
@@ -273,12 +274,17 @@ class Outbox implements OutboxRunner {
     await this.#calls.tracked(
       claims ? claims.add(entry, this.#owner, OUTBOX_LEASE_TTL_MS, this.#now()) : store.add(entry),
     );
+    landed?.();
     // Its request ended while the write was under way (the budget ran out, or the client closed): the request
     // said nothing was stored, so nothing may be sent.
-    if (abandoned?.aborted) return void (await this.#calls.tracked(store.remove(entry.id)));
+    if (abandoned?.aborted) {
+      await this.#calls.tracked(store.remove(entry.id));
+      return false;
+    }
     for (const keep of this.#reads) keep.push(entry.id);
     if (!this.#closing)
       this.#machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: this.#now() });
+    return true;
   }
 
   async size(): Promise<number> {

@@ -8,6 +8,7 @@ import { RequestError } from '../../src/errors/request-error.js';
 import { FailwiseError } from '../../src/errors/failwise-error.js';
 import { RequestFailedError } from '../../src/errors/request-failed-error.js';
 import { STORE_ANSWER_MS, STORE_WAIT_MS } from '../../src/runtime/bounded-wait.js';
+import type { Outcome } from '../../src/policy/outcome.js';
 
 const order = { method: 'POST', path: '/v1/orders', body: '{"qty":1}', lifetime: 'durable' } as const;
 const keyOf = (headers: Record<string, string>) => headers['idempotency-key'];
@@ -402,6 +403,40 @@ describe('durable work with a store that never answers', () => {
     expect(await base.list()).toEqual([]);
     expect(h.transport.calls).toHaveLength(0);
     expect(h.events.filter((e) => e.type === 'deferred')).toEqual([]);
+    const closing = h.client.close();
+    await h.clock.runAll();
+    await closing;
+  });
+
+  it('a request that ends as its write lands says failed only once the store no longer has the entry', async () => {
+    // The caller aborts in the same turn as store.add answers, and the store takes a while to remove: a process
+    // that died right after a `failed` must not leave the entry behind to be sent on its next start.
+    const base = memoryStore();
+    const caller = new AbortController();
+    let removing: (() => void) | undefined;
+    const store: OutboxStore = {
+      ...base,
+      add: async (entry) => {
+        await base.add(entry);
+        caller.abort();
+      },
+      remove: (id) => new Promise((resolve) => (removing = () => void base.remove(id).then(resolve))),
+    };
+    const h = harness([{ reply: respond(201) }], { store });
+    let outcome: Outcome | undefined;
+    void h.client.request({ ...order, signal: caller.signal }).then((o) => (outcome = o));
+    for (let i = 0; i < 20; i++) await h.clock.increment(0);
+    // Either the entry is being taken back (no outcome while the store still has it), or it was kept (deferred).
+    if (outcome === undefined) {
+      expect(await base.list()).toHaveLength(1);
+      removing!();
+      for (let i = 0; i < 20; i++) await h.clock.increment(0);
+      expect(outcome).toMatchObject({ status: 'failed', reason: 'cancelled', attempts: 0 });
+      expect(await base.list()).toEqual([]);
+    } else {
+      expect(outcome).toMatchObject({ status: 'deferred' });
+      expect(await base.list()).toHaveLength(1);
+    }
     const closing = h.client.close();
     await h.clock.runAll();
     await closing;
