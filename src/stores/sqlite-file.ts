@@ -85,6 +85,24 @@ export class SqliteFile {
     }
   }
 
+  /**
+   * Switches the file to WAL. Two processes creating a new file at once can find it locked: SQLite does not call
+   * its busy handler for the lock this switch takes, so it is asked again, 1 to 5 ms apart at random, for about
+   * `busyTimeoutMs` in all.
+   */
+  async #useWal(db: BetterSqlite3.Database): Promise<void> {
+    for (let tries = 1; ; tries++) {
+      try {
+        db.pragma('journal_mode = WAL');
+        return;
+      } catch (error) {
+        const busy = (error as { code?: unknown }).code === 'SQLITE_BUSY';
+        if (!busy || tries * 3 >= this.busyTimeoutMs) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1 + Math.random() * 4));
+      }
+    }
+  }
+
   async #open(): Promise<Handle> {
     const { path } = this;
     const Database = await loadDriver(this.load);
@@ -100,7 +118,7 @@ export class SqliteFile {
     try {
       // WAL lets readers go on while one process writes, which is what several processes sharing a
       // file need.
-      db.pragma('journal_mode = WAL');
+      await this.#useWal(db);
       // FULL syncs the WAL on every commit. In WAL mode NORMAL may lose the last commits on a power
       // cut, and an entry whose add() resolved must survive one: durability wins.
       db.pragma('synchronous = FULL');
