@@ -2,22 +2,11 @@ import { RequestError } from '../errors/request-error.js';
 import { pickFetchOptions, REQUEST_DEFAULTS } from '../transports/fetch-options.js';
 import { headersProblem } from './header-fields.js';
 import { canonicalOrigin } from './origin-url.js';
-import type { FailoverRequest, RequestHeaders } from './prepare-request.js';
+import { OWN_FIELDS, type FailoverRequest, type RequestHeaders } from './prepare-request.js';
 
 /** fetch's `init`, plus failwise's request fields (`lifetime`, `idempotencyKey`, `idempotent`, ...). */
 export type FetchInit = RequestInit &
   Omit<FailoverRequest, 'path' | 'method' | 'headers' | 'body' | 'signal' | 'fetchOptions'>;
-
-/** failwise's own request fields, as `init` may carry them. */
-const OWN_FIELDS = [
-  'lifetime',
-  'orderKey',
-  'cacheKey',
-  'idempotencyKey',
-  'idempotent',
-  'deadlineMs',
-  'stream',
-] as const;
 
 /**
  * What `client.fetch(input, init)` asks for, as a failwise request: the path under one of the client's origins

@@ -86,20 +86,25 @@ export interface PreparedRequest {
   stream?: boolean | undefined;
 }
 
-const FIELDS: ReadonlySet<string> = new Set([
-  'method',
-  'path',
-  'headers',
-  'body',
+/** failwise's own request fields, beyond what fetch's `init` has (`client.fetch` takes them from `init` too). */
+export const OWN_FIELDS = [
   'lifetime',
   'orderKey',
   'cacheKey',
   'idempotencyKey',
   'idempotent',
   'deadlineMs',
+  'stream',
+] as const;
+
+const FIELDS: ReadonlySet<string> = new Set([
+  'method',
+  'path',
+  'headers',
+  'body',
   'signal',
   'fetchOptions',
-  'stream',
+  ...OWN_FIELDS,
 ]);
 
 const fail = (field: string, message: string, cause?: unknown): never => {
