@@ -385,20 +385,20 @@ function createClient(
 
   /** One attempt: the request's headers, credentials where allowed, then the transport. */
   function runAttempt(input: AttemptInput, signal: AbortSignal): PromiseLike<AttemptOutput> {
-    const { prepared } = inFlight.get(input.requestId)!;
+    const run = inFlight.get(input.requestId)!;
     const origin = originOf(input.origin);
     if (isOffline()) return Promise.resolve(sentNothingOffline());
     // A copy the attempt may add to, over Object.keys: most requests have no headers, and on Hermes a for-in over
     // an empty object costs several times Object.keys (a spread costs more still).
     const headers: Record<string, string> = {};
-    const names = Object.keys(prepared.headers);
-    for (let i = 0; i < names.length; i++) headers[names[i]!] = prepared.headers[names[i]!]!;
+    const names = Object.keys(run.prepared.headers);
+    for (let i = 0; i < names.length; i++) headers[names[i]!] = run.prepared.headers[names[i]!]!;
     if (origin.credentials === 'omit') {
       // Credentials the app put on the request itself must not reach an origin that may not have them either.
       for (const name of CREDENTIAL_HEADERS) delete headers[name];
-      return send(input, signal, prepared, origin, headers, undefined);
+      return send(input, signal, run, origin, headers, undefined);
     }
-    if (!auth) return send(input, signal, prepared, origin, headers, undefined);
+    if (!auth) return send(input, signal, run, origin, headers, undefined);
     return Promise.resolve()
       .then(() => auth.headers(origin.id))
       .then(
@@ -407,7 +407,7 @@ function createClient(
           if (isOffline()) return sentNothingOffline();
           for (const [name, value] of Object.entries(credentials.headers))
             headers[name.toLowerCase()] = value;
-          return send(input, signal, prepared, origin, headers, credentials.generation);
+          return send(input, signal, run, origin, headers, credentials.generation);
         },
         () => nothingSent('unknown', 'auth.headers() threw; nothing was sent'),
       );
@@ -416,11 +416,12 @@ function createClient(
   function send(
     input: AttemptInput,
     signal: AbortSignal,
-    prepared: PreparedRequest,
+    run: RequestRun<unknown>,
     origin: ResolvedOrigin,
     headers: Record<string, string>,
     authGeneration: number | undefined,
   ): PromiseLike<AttemptOutput> {
+    const { prepared, trace } = run;
     // The key comes from the runtime's own copy of the request: the machine knows only that there is one.
     if (prepared.idempotencyKey !== undefined)
       headers[policy.idempotency.header.toLowerCase()] = prepared.idempotencyKey;
@@ -428,7 +429,6 @@ function createClient(
       headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
     }
     // The attempt's span context (`traceparent`, ...), so that the server's spans join the trace.
-    const trace = inFlight.get(input.requestId)?.trace;
     if (trace?.inject) trace.inject(input.attempt, headers);
     // Stamped in the reaction that hands the result to the machine, not in a `then` of its own (stamped-attempt.ts).
     return new StampedAttempt(
