@@ -100,65 +100,62 @@ export function fetchTransportWith(
         return explainFailure(options, error, url, signal, false);
       }
       const { status } = response;
-      let bytes: ArrayBuffer | Uint8Array<ArrayBuffer>;
-      if (isRepresentableStatus(status)) {
-        // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as
-        // it is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs).
-        if (response.body === null) return { kind: 'response', response };
-        // failwise's own reading of the headers: outside the network's try, so a fault there is not the origin's.
-        const plan = bodyPlan(method, status, response.headers, stream);
-        const streamed: unknown = response.body;
-        if (!isReadableStream(streamed)) {
-          // No stream (whatwg-fetch on React Native, whose `body` is undefined): fetch resolved once it held the
-          // whole body, so nothing is left to cut or wait for: a stream is fetch's own response, any other body is
-          // read here, within the attempt.
-          if (plan === 'stream') return { kind: 'response', response };
-          let whole: Blob | ArrayBuffer;
-          try {
-            whole = await readWhole(response);
-          } catch (error) {
-            return explainFailure(options, error, url, signal, true);
-          }
-          return { kind: 'response', response: responseOver(method, response, whole) };
-        }
-        let taken: TakenBody;
+      if (!isRepresentableStatus(status)) {
+        // Its body is read all the same (one cut mid-way is a lost connection); then the status is refused.
         try {
-          taken = await takeFetchBody(response, streamed, plan, {
-            idleMs,
-            clock: options.clock ?? systemClock,
-            signal: bodySignal,
-            host: () => hostOf(url),
-          });
+          await response.arrayBuffer();
         } catch (error) {
           return explainFailure(options, error, url, signal, true);
         }
-        // A stream is handed over once its headers are here, or once the body went past the cap.
-        if (taken.response !== undefined) return { kind: 'response', response: taken.response };
-        bytes = taken.bytes;
-      } else {
-        try {
-          bytes = await response.arrayBuffer();
-        } catch (error) {
-          return explainFailure(options, error, url, signal, true);
-        }
+        return errorResult(
+          'unknown',
+          'yes',
+          `fetch: ${hostOf(url)} answered with status ${status}, which a Response cannot hold`,
+        );
       }
-      return isRepresentableStatus(status)
-        ? {
-            kind: 'response',
-            response: bufferedResponse(
-              method,
-              status,
-              response.statusText,
-              response.headers,
-              bytes,
-              responseFromBytes,
-            ),
-          }
-        : errorResult(
-            'unknown',
-            'yes',
-            `fetch: ${hostOf(url)} answered with status ${status}, which a Response cannot hold`,
-          );
+      // A response without a body (a 204, a HEAD's) has nothing to lose mid-way: fetch's own is handed over as
+      // it is (its url and redirected set), with no read to wait for and no copy of its headers (about 10 µs).
+      if (response.body === null) return { kind: 'response', response };
+      // failwise's own reading of the headers: outside the network's try, so a fault there is not the origin's.
+      const plan = bodyPlan(method, status, response.headers, stream);
+      const streamed: unknown = response.body;
+      if (!isReadableStream(streamed)) {
+        // No stream (whatwg-fetch on React Native, whose `body` is undefined): fetch resolved once it held the
+        // whole body, so nothing is left to cut or wait for: a stream is fetch's own response, any other body is
+        // read here, within the attempt.
+        if (plan === 'stream') return { kind: 'response', response };
+        let whole: Blob | ArrayBuffer;
+        try {
+          whole = await readWhole(response);
+        } catch (error) {
+          return explainFailure(options, error, url, signal, true);
+        }
+        return { kind: 'response', response: responseOver(method, response, whole) };
+      }
+      let taken: TakenBody;
+      try {
+        taken = await takeFetchBody(response, streamed, plan, {
+          idleMs,
+          clock: options.clock ?? systemClock,
+          signal: bodySignal,
+          host: () => hostOf(url),
+        });
+      } catch (error) {
+        return explainFailure(options, error, url, signal, true);
+      }
+      // A stream is handed over once its headers are here, or once the body went past the cap.
+      if (taken.response !== undefined) return { kind: 'response', response: taken.response };
+      return {
+        kind: 'response',
+        response: bufferedResponse(
+          method,
+          status,
+          response.statusText,
+          response.headers,
+          taken.bytes,
+          responseFromBytes,
+        ),
+      };
     },
   };
 }

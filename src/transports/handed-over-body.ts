@@ -97,7 +97,7 @@ export function handedOverBody(
 }
 
 /** What a body ends with when the caller aborts: the signal's reason, as fetch gives it. */
-export function abortReason(signal: AbortSignal): unknown {
+function abortReason(signal: AbortSignal): unknown {
   const reason: unknown = signal.reason;
   return reason instanceof Error ? reason : namedError('This operation was aborted', 'AbortError');
 }
