@@ -31,7 +31,7 @@ const SELF_IMPORT = {
 };
 
 /**
- * Layering: src/policy <- machines <- src/runtime <- src/transports, src/stores.
+ * Layering: src/policy, src/engine <- machines <- src/runtime <- src/transports, src/stores.
  * A lower layer never imports a higher one, so the pure parts stay testable with a simulated clock and
  * bundle for the browser without Node built-ins.
  */
@@ -48,6 +48,25 @@ const POLICY_IMPORTS = [
   {
     regex: String.raw`^(?:\.\./)+(?:src/)?(?:index|node|browser)${END}`,
     message: 'src/policy may not import a package entry point (it re-exports the runtime).',
+  },
+  SELF_IMPORT,
+  NODE_BUILTIN,
+];
+
+/** The statechart engine runs any machine's table: it knows no machine, and nothing that drives one. */
+const ENGINE_IMPORTS = [
+  {
+    regex: String.raw`^(?:\.\./)+machines${END}`,
+    message:
+      'src/engine runs any machine: it may not import from machines/ (the runtime passes machines in).',
+  },
+  {
+    regex: String.raw`^(?:\.\./)+(?:src/)?(?:runtime|transports|stores|policy)${END}`,
+    message: 'src/engine may not import from src/runtime, src/transports, src/stores or src/policy.',
+  },
+  {
+    regex: String.raw`^(?:\.\./)+(?:src/)?(?:index|machines|node|browser)${END}`,
+    message: 'src/engine may not import a package entry point (it re-exports the runtime).',
   },
   SELF_IMPORT,
   NODE_BUILTIN,
@@ -191,6 +210,12 @@ export default defineConfig(
       'no-restricted-imports': ['error', { patterns: POLICY_IMPORTS }],
       ...withHermesRules(PURE_TIME_RULES),
     },
+  },
+
+  // Layering: the statechart engine.
+  {
+    files: ['src/engine/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: ENGINE_IMPORTS }] },
   },
 
   // Layering: the state machines.

@@ -1,7 +1,7 @@
 // The `failwise/machines` entry: the XState v5 machines, to embed without the client (docs/embedding.md),
 // and `withInspector`, which makes a client run them as XState actors for the Stately inspector (docs/inspect.md).
-export { withInspector, xstateRunner } from './runtime/xstate-runner.js';
-export type { InspectionObserver } from './runtime/xstate-runner.js';
+export { withInspector, xstateRunner } from './runtime/with-inspector.js';
+export type { InspectionObserver } from './runtime/with-inspector.js';
 export { requestMachine } from '../machines/request/request.machine.js';
 export type {
   AttemptInput,

@@ -1,4 +1,4 @@
-import type { AssignImpl, EmitImpl, MachineLogic } from '../machine-logic.js';
+import type { AssignImpl, EmitImpl, MachineLogic } from '../../src/engine/machine-logic.js';
 import * as actions from './origin-health.actions.js';
 import * as emitted from './origin-health.emitted.js';
 import { originHealthDelays } from './origin-health.delays.js';

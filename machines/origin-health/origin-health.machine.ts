@@ -1,5 +1,5 @@
 import { setup } from 'xstate';
-import { xstateActions } from '../machine-logic.js';
+import { xstateActions } from '../../src/engine/machine-logic.js';
 import { originHealthActors } from './origin-health.actors.js';
 import { originHealthInputs, originHealthParams } from './origin-health.io.js';
 import { originHealthLogic } from './origin-health.logic.js';

@@ -1,4 +1,4 @@
-import type { AssignImpl, MachineLogic, SendParentImpl } from '../machine-logic.js';
+import type { AssignImpl, MachineLogic, SendParentImpl } from '../../src/engine/machine-logic.js';
 import * as actions from './outbox-entry.actions.js';
 import { outboxEntryGuards } from './outbox-entry.guards.js';
 import type { OutboxEntryMachineContext, OutboxEntryMachineInput } from './outbox-entry.types.js';

@@ -1,5 +1,5 @@
 import { setup } from 'xstate';
-import { xstateActions } from '../machine-logic.js';
+import { xstateActions } from '../../src/engine/machine-logic.js';
 import { outboxEntryLogic } from './outbox-entry.logic.js';
 import type {
   OutboxEntryMachineContext,

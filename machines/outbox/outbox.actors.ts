@@ -1,5 +1,5 @@
 import { fromPromise } from 'xstate';
-import { replyingActor } from '../machine-logic.js';
+import { replyingActor } from '../../src/engine/machine-logic.js';
 import { outboxEntryMachine } from '../outbox-entry/outbox-entry.machine.js';
 import { commitEntryReply, replyOf, sendEntryReply, type Settled } from './outbox.replies.js';
 import type {

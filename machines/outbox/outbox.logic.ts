@@ -1,4 +1,10 @@
-import type { ActionStep, AssignImpl, EmitImpl, MachineLogic, StepImpl } from '../machine-logic.js';
+import type {
+  ActionStep,
+  AssignImpl,
+  EmitImpl,
+  MachineLogic,
+  StepImpl,
+} from '../../src/engine/machine-logic.js';
 import * as actions from './outbox.actions.js';
 import { outboxDelays } from './outbox.delays.js';
 import { outboxGuards } from './outbox.guards.js';

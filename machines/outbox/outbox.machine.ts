@@ -1,5 +1,5 @@
 import { setup } from 'xstate';
-import { xstateActions } from '../machine-logic.js';
+import { xstateActions } from '../../src/engine/machine-logic.js';
 import { outboxActors } from './outbox.actors.js';
 import { outboxInputs, outboxParams } from './outbox.io.js';
 import { outboxLogic } from './outbox.logic.js';

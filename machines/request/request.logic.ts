@@ -1,4 +1,4 @@
-import type { AssignImpl, EmitImpl, MachineLogic } from '../machine-logic.js';
+import type { AssignImpl, EmitImpl, MachineLogic } from '../../src/engine/machine-logic.js';
 import * as actions from './request.actions.js';
 import * as emitted from './request.emitted.js';
 import { requestDelays } from './request.delays.js';

@@ -1,5 +1,5 @@
 import { and, not, setup } from 'xstate';
-import { xstateActions } from '../machine-logic.js';
+import { xstateActions } from '../../src/engine/machine-logic.js';
 import { requestActors } from './request.actors.js';
 import { requestInputs, requestOutputs, requestParams } from './request.io.js';
 import { requestLogic } from './request.logic.js';

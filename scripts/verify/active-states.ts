@@ -1,4 +1,4 @@
-import type { MachineTable } from '../../machines/machine-table.js';
+import type { MachineTable } from '../../src/engine/machine-table.js';
 
 /** The indices of the table's states that a state value (XState's shape) makes active, the root included. */
 export function activeStates(table: MachineTable, value: unknown): number[] {

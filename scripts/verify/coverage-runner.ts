@@ -1,5 +1,5 @@
-import type { MachineLogic } from '../../machines/machine-logic.js';
-import type { MachineTable } from '../../machines/machine-table.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
+import type { MachineTable } from '../../src/engine/machine-table.js';
 import { leanRunner, type MachineRunner } from '../../src/engine/machine-runner.js';
 import { instrument, type Instrumented } from './instrument.js';
 import { childMachine } from '../../src/engine/child-machine.js';

@@ -1,5 +1,5 @@
-import type { MachineLogic } from '../../machines/machine-logic.js';
-import type { MachineTable } from '../../machines/machine-table.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
+import type { MachineTable } from '../../src/engine/machine-table.js';
 import { LeanActor, type ChildMachine, type LeanEffect } from '../../src/engine/lean-actor.js';
 import type { TimerTarget, Timers } from '../../src/engine/timers.js';
 

@@ -3,7 +3,7 @@ import { DrivenRun, type Call, type Stimulus } from './driven-run.js';
 import { handledEvents } from './active-states.js';
 import { instrument, markers } from './instrument.js';
 import type { MachineModel, Snapshot } from './machine-model.js';
-import { stateIds } from '../../machines/machine-table.js';
+import { stateIds } from '../../src/engine/machine-table.js';
 import { childMachine, runningChildMachines } from '../../src/engine/child-machine.js';
 
 /**

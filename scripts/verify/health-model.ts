@@ -1,4 +1,4 @@
-import type { MachineLogic } from '../../machines/machine-logic.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
 import { originHealthLogic } from '../../machines/origin-health/origin-health.logic.js';
 import { originHealthTable } from '../../machines/origin-health/origin-health.table.js';
 import type { OriginHealthInput } from '../../machines/origin-health/origin-health.types.js';

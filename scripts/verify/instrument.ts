@@ -1,11 +1,11 @@
-import type { EmitImpl, MachineLogic } from '../../machines/machine-logic.js';
+import type { EmitImpl, MachineLogic } from '../../src/engine/machine-logic.js';
 import {
   stateIds,
   type ActionRow,
   type GuardRow,
   type MachineTable,
   type TransitionRow,
-} from '../../machines/machine-table.js';
+} from '../../src/engine/machine-table.js';
 
 /**
  * A table whose every state's entry and every transition also runs a marker action, so that the exploration

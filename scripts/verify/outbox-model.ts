@@ -1,4 +1,4 @@
-import type { MachineLogic } from '../../machines/machine-logic.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
 import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { commitEntryReply, sendEntryReply, type Settled } from '../../machines/outbox/outbox.replies.js';

@@ -1,4 +1,4 @@
-import type { MachineLogic } from '../../machines/machine-logic.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
 import { requestLogic } from '../../machines/request/request.logic.js';
 import { requestTable } from '../../machines/request/request.table.js';
 import { requestGuards } from '../../machines/request/request.guards.js';

@@ -16,7 +16,7 @@ import type * as StatelyInspect from '@statelyai/inspect';
 import type { InspectionEvent, Observer } from 'xstate';
 import { startRelay, type WsServerClass } from './inspector-relay.js';
 import type { InspectOption } from '../runtime/client-options.js';
-import { withInspector } from '../runtime/xstate-runner.js';
+import { withInspector } from '../runtime/with-inspector.js';
 
 export { STATELY_INSPECTOR_URL } from './inspector-relay.js';
 

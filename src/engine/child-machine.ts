@@ -1,5 +1,5 @@
-import type { MachineLogic } from '../../machines/machine-logic.js';
-import type { MachineTable } from '../../machines/machine-table.js';
+import type { MachineLogic } from './machine-logic.js';
+import type { MachineTable } from './machine-table.js';
 import { LeanActor, type ChildMachine } from './lean-actor.js';
 
 /**

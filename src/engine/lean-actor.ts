@@ -1,4 +1,4 @@
-import type { ActionImpl, ActionStep, MachineLogic } from '../../machines/machine-logic.js';
+import type { ActionImpl, ActionStep, MachineLogic } from './machine-logic.js';
 import { MachineError } from '../errors/machine-error.js';
 import {
   afterEvent,
@@ -8,7 +8,7 @@ import {
   type MachineTable,
   type StateRow,
   type TransitionRow,
-} from '../../machines/machine-table.js';
+} from './machine-table.js';
 import { TimerTarget, type Timers } from './timers.js';
 
 /**

@@ -2,13 +2,13 @@ import { isDeepStrictEqual } from 'node:util';
 import { fc, test } from '@fast-check/vitest';
 import { createActor, fromCallback, fromPromise, type AnyStateMachine, type EventObject } from 'xstate';
 import { beforeAll, describe, expect, it } from 'vitest';
-import type { MachineLogic } from '../../machines/machine-logic.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
 import {
   stateIds,
   type GuardRow,
   type MachineTable,
   type TransitionRow,
-} from '../../machines/machine-table.js';
+} from '../../src/engine/machine-table.js';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import { LeanActor, type LeanEffect } from '../../src/engine/lean-actor.js';
 import { childMachine, runningChildMachines } from '../../src/engine/child-machine.js';

@@ -1,7 +1,7 @@
 import { fc } from '@fast-check/vitest';
 import { fromPromise, setup } from 'xstate';
-import { deriveTable } from '../../machines/derive-table.js';
-import { xstateActions, type MachineLogic } from '../../machines/machine-logic.js';
+import { deriveTable } from '../../src/engine/derive-table.js';
+import { xstateActions, type MachineLogic } from '../../src/engine/machine-logic.js';
 import {
   advanceBoth,
   answerBoth,

@@ -2,8 +2,8 @@
 // runs what it accepts): each way to fail ends the run with a `MachineError` that names what went wrong.
 import { describe, expect, it } from 'vitest';
 
-import type { MachineLogic } from '../../machines/machine-logic.js';
-import type { MachineTable, StateRow } from '../../machines/machine-table.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
+import type { MachineTable, StateRow } from '../../src/engine/machine-table.js';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
 import { LeanActor, type LeanEnd, type LeanMachine } from '../../src/engine/lean-actor.js';
 import { childMachine, runningChildMachines } from '../../src/engine/child-machine.js';

@@ -1,5 +1,5 @@
 import { fc } from '@fast-check/vitest';
-import type { MachineLogic } from '../../machines/machine-logic.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
 import { originHealthLogic } from '../../machines/origin-health/origin-health.logic.js';
 import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
 import { originHealthTable } from '../../machines/origin-health/origin-health.table.js';

@@ -1,6 +1,6 @@
 import { fc } from '@fast-check/vitest';
-import type { MachineLogic } from '../../machines/machine-logic.js';
-import { actionName } from '../../machines/machine-table.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
+import { actionName } from '../../src/engine/machine-table.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
 import { commitEntryReply, sendEntryReply, type Settled } from '../../machines/outbox/outbox.replies.js';

@@ -1,5 +1,5 @@
 import { fc } from '@fast-check/vitest';
-import type { MachineLogic } from '../../machines/machine-logic.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
 import { requestLogic } from '../../machines/request/request.logic.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
 import { requestTable } from '../../machines/request/request.table.js';

@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
 import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
 import type { Transport } from '../../src/transports/transport.js';
-import { withInspector } from '../../src/runtime/xstate-runner.js';
+import { withInspector } from '../../src/runtime/with-inspector.js';
 
 /** A simulated clock that records every timer armed on it. */
 function recordingClock() {

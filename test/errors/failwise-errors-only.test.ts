@@ -20,7 +20,7 @@ import { simulatedClock } from '../../src/clock/simulated-clock.js';
 import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
 import { memoryCache } from '../../src/cache/memory-cache.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
-import { xstateRunner } from '../../src/runtime/xstate-runner.js';
+import { xstateRunner } from '../../src/runtime/with-inspector.js';
 import { requestEffectDefaults } from '../../machines/request/request.effects.js';
 import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
 import { definePolicy } from '../../src/policy/define-policy.js';

@@ -7,7 +7,7 @@ import type {
   OriginHealthContext,
   OriginHealthEvent,
 } from '../../machines/origin-health/origin-health.types.js';
-import { replyingActor } from '../../machines/machine-logic.js';
+import { replyingActor } from '../../src/engine/machine-logic.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 
 // The origin-health machine's context changes and guards at the cases its runs rarely reach, called as the

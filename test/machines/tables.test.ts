@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { and, assign, createMachine, fromPromise, not, or, setup, type AnyStateMachine } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import { deriveTable, TableDerivationError } from '../../machines/derive-table.js';
-import type { MachineLogic } from '../../machines/machine-logic.js';
-import { stateIds } from '../../machines/machine-table.js';
+import { deriveTable, TableDerivationError } from '../../src/engine/derive-table.js';
+import type { MachineLogic } from '../../src/engine/machine-logic.js';
+import { stateIds } from '../../src/engine/machine-table.js';
 import { machineTables, renderTable } from '../../scripts/machine-tables.js';
 
 describe('derived machine tables', () => {

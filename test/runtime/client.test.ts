@@ -1,5 +1,5 @@
 import { getEventListeners } from 'node:events';
-import { withInspector } from '../../src/runtime/xstate-runner.js';
+import { withInspector } from '../../src/runtime/with-inspector.js';
 import { describe, expect, it } from 'vitest';
 import { harness } from '../helpers/client-harness.js';
 import { fail, respond } from '../helpers/scripted-transport.js';

@@ -3,7 +3,7 @@ import type { InspectionEvent } from 'xstate';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
-import { withInspector } from '../../src/runtime/xstate-runner.js';
+import { withInspector } from '../../src/runtime/with-inspector.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
 import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
 import type { Transport, TransportRequest, TransportResult } from '../../src/transports/transport.js';

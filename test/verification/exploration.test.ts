@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { MachineLogic, StepImpl } from '../../machines/machine-logic.js';
-import type { MachineTable } from '../../machines/machine-table.js';
+import type { MachineLogic, StepImpl } from '../../src/engine/machine-logic.js';
+import type { MachineTable } from '../../src/engine/machine-table.js';
 import type { OutboxMachineContext } from '../../machines/outbox/outbox.types.js';
 import { explore, type Exploration } from '../../scripts/verify/explore.js';
 import { healthModel } from '../../scripts/verify/health-model.js';

@@ -9,7 +9,7 @@ import { outboxTable } from '../../../machines/outbox/outbox.table.js';
 import { outboxLogic } from '../../../machines/outbox/outbox.logic.js';
 import { outboxEntryTable } from '../../../machines/outbox-entry/outbox-entry.table.js';
 import { outboxEntryLogic } from '../../../machines/outbox-entry/outbox-entry.logic.js';
-import type { MachineLogic } from '../../../machines/machine-logic.js';
+import type { MachineLogic } from '../../../src/engine/machine-logic.js';
 import { createWorld } from './world.js';
 import type { Scenario } from './scenarios.js';
 import { unreachableThroughClient } from './unreachable.js';

@@ -1,5 +1,5 @@
 import { and, not, type AnyStateMachine } from 'xstate';
-import { FailwiseError } from '../src/errors/failwise-error.js';
+import { FailwiseError } from '../errors/failwise-error.js';
 import type { MachineLogic } from './machine-logic.js';
 import {
   afterEvent,

@@ -1,35 +1,21 @@
 import { createActor, fromPromise, type AnyStateMachine, type InspectionEvent, type Observer } from 'xstate';
 import { MachineError } from '../errors/machine-error.js';
-import { replyingActor } from '../../machines/machine-logic.js';
-import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
-import { outboxMachine } from '../../machines/outbox/outbox.machine.js';
-import { requestMachine } from '../../machines/request/request.machine.js';
-import type { LeanStatus } from '../engine/lean-actor.js';
+import { replyingActor } from './machine-logic.js';
+import type { LeanStatus } from './lean-actor.js';
 import { WithheldError } from '../errors/withheld-error.js';
-import type { MachineRun, MachineRunner, RunObserver } from '../engine/machine-runner.js';
-import type { InspectOption } from './client-options.js';
+import type { MachineRun, MachineRunner, RunObserver } from './machine-runner.js';
 
 /** An XState inspection observer or callback (`createBrowserInspector().inspect`, for one). */
 export type InspectionObserver = Observer<InspectionEvent> | ((event: InspectionEvent) => void);
 
-/** The XState machine behind each table, by machine id. */
-const machines: Record<string, AnyStateMachine> = {
-  request: requestMachine,
-  originHealth: originHealthMachine,
-  outbox: outboxMachine,
-};
-
 /**
- * The client's `inspect` option: the client then runs every machine as a real XState actor with this
- * inspection observer, so the Stately inspector (or any observer) sees every actor, snapshot and event.
- * Without it the client runs the same machines in the lean executor, and its bundle has no XState.
+ * Runs machines as XState actors, each table by the XState machine of the same id in `machines` (the machines
+ * are given, not imported, so the engine stays below machines/ in the layers).
  */
-export function withInspector(observer: InspectionObserver): InspectOption {
-  return { runner: xstateRunner(observer) };
-}
-
-/** Runs machines as XState actors: what `withInspector` gives the client. */
-export function xstateRunner(inspect?: InspectionObserver): MachineRunner {
+export function createXStateRunner(
+  machines: Readonly<Record<string, AnyStateMachine>>,
+  inspect?: InspectionObserver,
+): MachineRunner {
   return {
     prepare(definition, options) {
       const machine = machines[definition.table.id];
