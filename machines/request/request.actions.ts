@@ -1,6 +1,11 @@
-import { classifyResult, cancelledFailure, timeoutFailure } from '../../src/policy/classify-failure.js';
+import {
+  cancelledFailure,
+  classifyResult,
+  networkChangeFailure,
+  timeoutFailure,
+  transportCrashFailure,
+} from '../../src/policy/classify-failure.js';
 import { nextBackoff } from '../../src/policy/backoff.js';
-import { errorNameOf } from '../../src/policy/error-name.js';
 import { planRetryWait, timeLeftMs } from '../../src/policy/budget.js';
 import type { Failure, FailReason } from '../../src/policy/failure.js';
 import type {
@@ -175,17 +180,7 @@ export function recordAttemptTimeout({ context }: Args): Changes {
 
 /** A transport that throws breaks its contract; what it sent is unknown, so a write is not replayed blindly. */
 export function recordTransportCrash({ context }: Args, { error }: { error: unknown }): Changes {
-  const name = errorNameOf(error);
-  return recordFailure(
-    context,
-    {
-      class: 'unexpected',
-      requestSent: 'unknown',
-      origin: context.origin ?? '',
-      message: `transport threw ${name} instead of reporting a result`,
-    },
-    context.now,
-  );
+  return recordFailure(context, transportCrashFailure(context.origin ?? '', error), context.now);
 }
 
 export function recordAuthRefreshed({ context }: Args, output: RefreshAuthOutput | undefined): Changes {
@@ -229,12 +224,7 @@ export function recordChangeInFlight(): Changes {
  */
 export function recordNetworkHandover({ context }: Args, { at }: { at: number }): Changes {
   const now = Math.max(context.now, at);
-  const failure: Failure = {
-    class: 'connection-lost',
-    requestSent: 'unknown',
-    origin: context.origin ?? '',
-    message: `the network changed ${now - context.attemptStartedAt} ms into the attempt; the read is sent again at once`,
-  };
+  const failure = networkChangeFailure(context.origin ?? '', now - context.attemptStartedAt);
   return {
     now,
     inFlight: false,

@@ -1,3 +1,4 @@
+import { errorNameOf } from './error-name.js';
 import type { Failure, FailureClass, RequestSent } from './failure.js';
 import { parseRetryAfter } from './retry-after.js';
 import type { TransportErrorPhase, TransportResult } from './transport-result.js';
@@ -117,5 +118,31 @@ export function timeoutFailure(origin: string, timeoutMs: number): Failure {
     requestSent: 'unknown',
     origin,
     message: `no response within ${timeoutMs} ms`,
+  };
+}
+
+/**
+ * The failure of an attempt whose transport threw instead of reporting a result: it broke its contract, and what
+ * it sent is unknown, so a write is not replayed blindly. Only the error's name is kept (`errorNameOf`).
+ */
+export function transportCrashFailure(origin: string, error: unknown): Failure {
+  return {
+    class: 'unexpected',
+    requestSent: 'unknown',
+    origin,
+    message: `transport threw ${errorNameOf(error)} instead of reporting a result`,
+  };
+}
+
+/**
+ * The failure of a read's attempt ended `inFlightMs` in because the network changed: lost with its connection.
+ * What reached the server does not matter (a read is replayable), and it is sent again at once.
+ */
+export function networkChangeFailure(origin: string, inFlightMs: number): Failure {
+  return {
+    class: 'connection-lost',
+    requestSent: 'unknown',
+    origin,
+    message: `the network changed ${inFlightMs} ms into the attempt; the read is sent again at once`,
   };
 }

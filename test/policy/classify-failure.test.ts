@@ -6,7 +6,9 @@ import {
   classifyStatus,
   defaultRequestSent,
   failureClassOfPhase,
+  networkChangeFailure,
   timeoutFailure,
+  transportCrashFailure,
 } from '../../src/policy/classify-failure.js';
 import type { TransportResult } from '../../src/policy/transport-result.js';
 
@@ -193,6 +195,31 @@ describe('timeoutFailure', () => {
       requestSent: 'unknown',
       origin: 'primary',
       message: 'no response within 5000 ms',
+    });
+  });
+});
+
+describe('transportCrashFailure', () => {
+  it('describes an attempt whose transport threw, of unknown outcome, by the error’s name only', () => {
+    expect(transportCrashFailure('primary', new RangeError('secret'))).toEqual({
+      class: 'unexpected',
+      requestSent: 'unknown',
+      origin: 'primary',
+      message: 'transport threw RangeError instead of reporting a result',
+    });
+    expect(transportCrashFailure('primary', 1).message).toBe(
+      'transport threw number instead of reporting a result',
+    );
+  });
+});
+
+describe('networkChangeFailure', () => {
+  it('describes a read’s attempt lost with its connection when the network changed', () => {
+    expect(networkChangeFailure('primary', 400)).toEqual({
+      class: 'connection-lost',
+      requestSent: 'unknown',
+      origin: 'primary',
+      message: 'the network changed 400 ms into the attempt; the read is sent again at once',
     });
   });
 });
