@@ -85,7 +85,7 @@ function docOf(node: ts.Node, source: ts.SourceFile): string {
 
 /**
  * The TSDoc of every named object property and top-level function in a machine's source files, by name:
- * `isSafeToReplay` in request.guards.ts, `recordFailure` in request.actions.ts. Read from the sources, so a
+ * `isSafeToReplay` in request.logic.ts, `recordFailure` in request.actions.ts. Read from the sources, so a
  * comment edited there shows up here (after `npm run diagrams`).
  */
 function sourceDocs(files: readonly string[]): Map<string, string> {

@@ -14,12 +14,15 @@ import type {
   ReconcileOutput,
   RefreshAuthOutput,
   RequestMachineContext,
+  RequestMachineEmitted,
   RequestMachineInput,
 } from './request.types.js';
 
 /**
- * The request machine's context changes, as pure functions ({ context }, params) -> changes. The machine
- * registers each as a named `assign`, so the inspector shows `recordAttemptResult`, not `xstate.assign`.
+ * The request machine's actions, as pure functions: its context changes, ({ context }, params) -> changes, and
+ * what it tells its listeners, ({ context }) -> event. The machine registers each by name (request.logic.ts), so
+ * the inspector shows `recordAttemptResult` or `announceRetry`, not `xstate.assign`; the lean executor calls them
+ * directly.
  */
 type Changes = Partial<RequestMachineContext>;
 type Args = { context: RequestMachineContext };
@@ -259,4 +262,105 @@ export function recordBudgetExhausted({ context }: Args): Changes {
 
 export function setReason(_: Args, { reason }: { reason: FailReason | 'durable' }): Changes {
   return { reason };
+}
+
+// What the machine tells its listeners: each returns the event it emits (or none).
+
+export function announceAttempt({ context }: Args): RequestMachineEmitted {
+  return {
+    type: 'attempt-started',
+    attempt: context.attempts,
+    origin: context.origin ?? '',
+    at: context.attemptStartedAt,
+  };
+}
+
+type AttemptFailed = RequestMachineEmitted & { type: 'attempt-failed' };
+
+/**
+ * The end of the attempt that just reported, with its failure: every `attempt-failed` is built here. `mark` says
+ * why the origin is not to blame for it, when it is not.
+ */
+function attemptFailed(
+  context: RequestMachineContext,
+  failure: Failure,
+  origin: string,
+  mark: 'acrossChange' | 'crashed' | 'cutByBudget' | undefined,
+): AttemptFailed {
+  const event: AttemptFailed = {
+    type: 'attempt-failed',
+    attempt: context.attempts,
+    origin,
+    failure,
+    at: context.now,
+  };
+  if (mark !== undefined) event[mark] = true;
+  return event;
+}
+
+/** The end of the attempt that just reported: a success, or its failure. */
+export function announceAttemptResult({ context }: Args): RequestMachineEmitted | undefined {
+  if (context.response) {
+    return {
+      type: 'attempt-succeeded',
+      attempt: context.attempts,
+      origin: context.origin ?? '',
+      latencyMs: context.now - context.attemptStartedAt,
+      at: context.now,
+    };
+  }
+  const failure = context.failures[context.failures.length - 1];
+  if (!failure) return undefined;
+  return attemptFailed(
+    context,
+    failure,
+    failure.origin,
+    context.changedInFlight ? 'acrossChange' : undefined,
+  );
+}
+
+/**
+ * The transport threw rather than report a result: its end is announced like any other, marked so that it does not
+ * count against the origin (the fault is in code on the device, not in the origin).
+ */
+export function announceTransportCrash({ context }: Args): RequestMachineEmitted {
+  const failure = context.failures[context.failures.length - 1]!;
+  return attemptFailed(context, failure, failure.origin, 'crashed');
+}
+
+/**
+ * The budget ended the attempt in flight before its own timeout: its end is announced like any other, marked
+ * so that it does not count against the origin (which was given less than `attemptMs`).
+ */
+export function announceBudgetCut({ context }: Args): RequestMachineEmitted {
+  return attemptFailed(
+    context,
+    context.failures[context.failures.length - 1]!,
+    context.origin ?? '',
+    'cutByBudget',
+  );
+}
+
+export function announceRetry({ context }: Args): RequestMachineEmitted {
+  return {
+    type: 'retry-scheduled',
+    attempt: context.attempts,
+    origin: context.origin ?? '',
+    delayMs: context.previousDelayMs ?? 0,
+    failure: context.failures[context.failures.length - 1]!,
+    at: context.now,
+  };
+}
+
+/** The next attempt waits for a server's hold on its origin. */
+export function announceHoldWait({ context }: Args): RequestMachineEmitted {
+  const holdUntil = context.holdUntil ?? context.now;
+  return {
+    type: 'waiting-for-hold',
+    attempt: context.attempts + 1,
+    origin: context.origin ?? '',
+    delayMs: holdUntil - context.now,
+    holdUntil,
+    at: context.now,
+  };
 }

@@ -1,10 +1,14 @@
+import { MachineError } from '../../src/errors/machine-error.js';
 import { isSafeMethod } from '../../src/policy/methods.js';
 import { attemptTimeoutMs } from './request.actions.js';
 import type {
   AttemptInput,
   ChooseOriginInput,
+  ChooseOriginOutput,
   ClaimRetryInput,
+  ClaimRetryOutput,
   ReconcileInput,
+  ReconcileOutput,
   RefreshAuthInput,
   RequestMachineContext,
   RequestMachineOutput,
@@ -12,8 +16,9 @@ import type {
 
 /**
  * What flows in and out of the request machine besides its events: the inputs of the actors it invokes, the
- * parameters its actions take from an event, and the outputs of its final states. Named, so that both runners
- * (XState and the lean executor) call the same functions and the derived table can refer to them.
+ * parameters its actions take from an event, the outputs of its final states, and what its actors do when whoever
+ * runs it provides none. Named, so that both runners (XState and the lean executor) call the same functions and
+ * the derived table can refer to them.
  */
 type Args = { context: RequestMachineContext };
 type EventArgs = { event: unknown };
@@ -53,6 +58,31 @@ export const requestInputs = {
     failure: context.failures[context.failures.length - 1]!,
     attempts: context.attempts,
   }),
+};
+
+/**
+ * What the request machine's actors do when whoever runs it provides none, as plain functions:
+ * request.machine.ts wraps them for XState, and the lean runtime calls them directly.
+ */
+export const requestEffectDefaults = {
+  /** The transport must be provided. */
+  transport: (): never => {
+    throw new MachineError(
+      'requestMachine: provide a `transport` actor with requestMachine.provide({ actors })',
+    );
+  },
+  /** Takes the first origin, passing over those a retried read avoids when another is left. */
+  chooseOrigin: (input: ChooseOriginInput): ChooseOriginOutput => ({
+    origin: input.origins.find((origin) => !(input.avoid ?? []).includes(origin)) ?? input.origins[0],
+  }),
+  /** Grants every retry. */
+  claimRetry: (): ClaimRetryOutput => ({ granted: true }),
+  /** Fails: no auth configured. */
+  refreshAuth: (): never => {
+    throw new MachineError('requestMachine: no `refreshAuth` actor provided');
+  },
+  /** Cannot tell. */
+  reconcile: (): ReconcileOutput => ({ status: 'unknown' }),
 };
 
 export const requestParams = {

@@ -1,9 +1,18 @@
-import { and, not, setup } from 'xstate';
+import { and, fromPromise, not, setup } from 'xstate';
 import { xstateActions } from '../../src/engine/machine-logic.js';
-import { requestActors } from './request.actors.js';
-import { requestInputs, requestOutputs, requestParams } from './request.io.js';
+import { requestEffectDefaults, requestInputs, requestOutputs, requestParams } from './request.io.js';
 import { requestLogic } from './request.logic.js';
 import type {
+  AttemptInput,
+  AttemptOutput,
+  ChooseOriginInput,
+  ChooseOriginOutput,
+  ClaimRetryInput,
+  ClaimRetryOutput,
+  ReconcileInput,
+  ReconcileOutput,
+  RefreshAuthInput,
+  RefreshAuthOutput,
   RequestMachineContext,
   RequestMachineEmitted,
   RequestMachineEvent,
@@ -11,6 +20,35 @@ import type {
   RequestMachineOutput,
 } from './request.types.js';
 import type { FailReason } from '../../src/policy/failure.js';
+
+/**
+ * The request machine's effects. The machine never does I/O itself: whoever runs it provides these
+ * with `requestMachine.provide({ actors: { ... } })` (the failwise runtime does, and so can an app).
+ * Each gets an AbortSignal that fires when the state that invoked it is left. These are XState's wrappers of
+ * the defaults in request.io.ts, kept here so that the lean executor's bundle never loads XState.
+ */
+const requestActors = {
+  /** One attempt. Must resolve with a `TransportResult` (plus optional `at` stamp); never reject for a network failure. */
+  transport: fromPromise<AttemptOutput, AttemptInput>(() =>
+    Promise.resolve().then(requestEffectDefaults.transport),
+  ),
+  /** Names the origin of the next attempt; the default takes the first origin. */
+  chooseOrigin: fromPromise<ChooseOriginOutput, ChooseOriginInput>(({ input }) =>
+    Promise.resolve(requestEffectDefaults.chooseOrigin(input)),
+  ),
+  /** Asks the client-wide retry budget for a slot before a retry (`policy.retryBudget`). The default grants it. */
+  claimRetry: fromPromise<ClaimRetryOutput, ClaimRetryInput>(() =>
+    Promise.resolve(requestEffectDefaults.claimRetry()),
+  ),
+  /** Refreshes credentials after a 401 (rule 3). The default fails: no auth configured. */
+  refreshAuth: fromPromise<RefreshAuthOutput, RefreshAuthInput>(() =>
+    Promise.resolve().then(requestEffectDefaults.refreshAuth),
+  ),
+  /** Asks the server what became of a write whose outcome is unknown. The default cannot tell. */
+  reconcile: fromPromise<ReconcileOutput, ReconcileInput>(() =>
+    Promise.resolve(requestEffectDefaults.reconcile()),
+  ),
+};
 
 /** Ends the request with this reason: through `givingUp`, which defers durable work or fails. */
 function giveUp<const R extends FailReason>(reason: R) {

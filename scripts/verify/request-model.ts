@@ -1,7 +1,6 @@
 import type { MachineLogic } from '../../src/engine/machine-logic.js';
-import { requestLogic } from '../../machines/request/request.logic.js';
+import { requestGuards, requestLogic } from '../../machines/request/request.logic.js';
 import { requestTable } from '../../machines/request/request.table.js';
-import { requestGuards } from '../../machines/request/request.guards.js';
 import type {
   ChooseOriginInput,
   RequestMachineContext,

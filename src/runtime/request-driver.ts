@@ -1,4 +1,4 @@
-import { requestEffectDefaults } from '../../machines/request/request.effects.js';
+import { requestEffectDefaults } from '../../machines/request/request.io.js';
 import { MachineError } from '../errors/machine-error.js';
 import { requestLogic } from '../../machines/request/request.logic.js';
 import { requestTable } from '../../machines/request/request.table.js';

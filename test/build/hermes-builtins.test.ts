@@ -22,7 +22,7 @@ describe('built-ins older Hermes lacks', () => {
     'src/runtime/create-failover-client.ts',
     'src/policy/failure-window.ts',
     'src/stores/postgres-store.ts',
-    'machines/request/request.guards.ts',
+    'machines/request/request.logic.ts',
   ])('are refused in %s, with what the layer refuses besides', async (file) => {
     const { properties, globals, syntax } = await restricted(file);
     expect(properties).toEqual(expect.arrayContaining(['Promise.allSettled', 'Promise.any']));

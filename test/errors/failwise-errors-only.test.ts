@@ -21,7 +21,7 @@ import { manualConnectivity } from '../../src/connectivity/manual-connectivity.j
 import { memoryCache } from '../../src/cache/memory-cache.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
 import { xstateRunner } from '../../src/runtime/with-inspector.js';
-import { requestEffectDefaults } from '../../machines/request/request.effects.js';
+import { requestEffectDefaults } from '../../machines/request/request.io.js';
 import { originHealthMachine } from '../../machines/origin-health/origin-health.machine.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
@@ -58,7 +58,7 @@ describe('the sources', () => {
 
   it('are found (the scan would pass vacuously on an empty list)', () => {
     expect(files).toContain(join('src', 'runtime', 'prepare-request.ts'));
-    expect(files).toContain(join('machines', 'request', 'request.effects.ts'));
+    expect(files).toContain(join('machines', 'request', 'request.io.ts'));
     expect(files.some((file) => file.startsWith(join('src', 'drill')))).toBe(false);
   });
 

@@ -1,15 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import * as actions from '../../machines/request/request.actions.js';
-import * as emitted from '../../machines/request/request.emitted.js';
-import { requestEffectDefaults } from '../../machines/request/request.effects.js';
-import { requestInputs, requestOutputs, requestParams } from '../../machines/request/request.io.js';
 import type { RequestMachineContext, RequestMachineInput } from '../../machines/request/request.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import type { Failure } from '../../src/policy/failure.js';
 
-// The request machine's context changes, announcements and actor inputs, called as the machine calls them, on
+// The request machine's actions (its context changes and announcements), called as the machine calls them, on
 // contexts written out here. Expected values are worked out by hand from the comments, the types' docs and the
-// The rules: an attempt's times, what a write that may have reached its origin pins, what a transport's own
+// rules: an attempt's times, what a write that may have reached its origin pins, what a transport's own
 // attempts count.
 
 const input: RequestMachineInput = {
@@ -389,26 +386,26 @@ describe('the request machine’s context changes', () => {
 
 describe('what the request machine announces', () => {
   it('announceAttempt: the attempt’s number, origin and start', () => {
-    expect(emitted.announceAttempt(on({ attempts: 2, origin: 'backup', attemptStartedAt: 1_500 }))).toEqual({
+    expect(actions.announceAttempt(on({ attempts: 2, origin: 'backup', attemptStartedAt: 1_500 }))).toEqual({
       type: 'attempt-started',
       attempt: 2,
       origin: 'backup',
       at: 1_500,
     });
-    expect(emitted.announceAttempt(on())).toMatchObject({ origin: '' });
+    expect(actions.announceAttempt(on())).toMatchObject({ origin: '' });
   });
 
   it('announceAttemptResult: a success with its latency, a failure with its origin, or nothing', () => {
     const response = new Response('ok');
     expect(
-      emitted.announceAttemptResult(
+      actions.announceAttemptResult(
         on({ response, attempts: 1, origin: 'primary', attemptStartedAt: 1_000, now: 1_250 }),
       ),
     ).toEqual({ type: 'attempt-succeeded', attempt: 1, origin: 'primary', latencyMs: 250, at: 1_250 });
-    expect(emitted.announceAttemptResult(on({ response }))).toMatchObject({ origin: '' });
+    expect(actions.announceAttemptResult(on({ response }))).toMatchObject({ origin: '' });
     const lost = failure({ origin: 'backup' });
     expect(
-      emitted.announceAttemptResult(on({ failures: [lost], attempts: 2, origin: 'primary', now: 1_300 })),
+      actions.announceAttemptResult(on({ failures: [lost], attempts: 2, origin: 'primary', now: 1_300 })),
     ).toEqual({
       type: 'attempt-failed',
       attempt: 2,
@@ -416,16 +413,32 @@ describe('what the request machine announces', () => {
       failure: lost,
       at: 1_300,
     });
-    expect(emitted.announceAttemptResult(on({ failures: [lost], changedInFlight: true }))).toMatchObject({
+    expect(actions.announceAttemptResult(on({ failures: [lost], changedInFlight: true }))).toMatchObject({
       acrossChange: true,
     });
-    expect(emitted.announceAttemptResult(on())).toBeUndefined();
+    expect(actions.announceAttemptResult(on())).toBeUndefined();
+  });
+
+  it('announceTransportCrash: the failure the crash recorded, with its origin, marked as a crash', () => {
+    const crash = failure({ class: 'unexpected', requestSent: 'unknown', origin: 'backup' });
+    expect(
+      actions.announceTransportCrash(
+        on({ failures: [crash], attempts: 2, origin: 'primary', now: 1_300, changedInFlight: true }),
+      ),
+    ).toEqual({
+      type: 'attempt-failed',
+      attempt: 2,
+      origin: 'backup',
+      failure: crash,
+      at: 1_300,
+      crashed: true,
+    });
   });
 
   it('announceBudgetCut, announceRetry, announceHoldWait', () => {
     const cut = failure({ class: 'response-timeout' });
     expect(
-      emitted.announceBudgetCut(on({ failures: [cut], attempts: 3, origin: 'primary', now: 11_000 })),
+      actions.announceBudgetCut(on({ failures: [cut], attempts: 3, origin: 'primary', now: 11_000 })),
     ).toEqual({
       type: 'attempt-failed',
       attempt: 3,
@@ -434,9 +447,9 @@ describe('what the request machine announces', () => {
       at: 11_000,
       cutByBudget: true,
     });
-    expect(emitted.announceBudgetCut(on({ failures: [cut] }))).toMatchObject({ origin: '' });
+    expect(actions.announceBudgetCut(on({ failures: [cut] }))).toMatchObject({ origin: '' });
     expect(
-      emitted.announceRetry(
+      actions.announceRetry(
         on({ failures: [cut], attempts: 1, origin: 'primary', previousDelayMs: 100, now: 1_200 }),
       ),
     ).toEqual({
@@ -447,9 +460,9 @@ describe('what the request machine announces', () => {
       failure: cut,
       at: 1_200,
     });
-    expect(emitted.announceRetry(on({ failures: [cut] }))).toMatchObject({ origin: '', delayMs: 0 });
+    expect(actions.announceRetry(on({ failures: [cut] }))).toMatchObject({ origin: '', delayMs: 0 });
     expect(
-      emitted.announceHoldWait(on({ attempts: 1, origin: 'backup', holdUntil: 4_000, now: 1_500 })),
+      actions.announceHoldWait(on({ attempts: 1, origin: 'backup', holdUntil: 4_000, now: 1_500 })),
     ).toEqual({
       type: 'waiting-for-hold',
       attempt: 2,
@@ -458,130 +471,10 @@ describe('what the request machine announces', () => {
       holdUntil: 4_000,
       at: 1_500,
     });
-    expect(emitted.announceHoldWait(on({ now: 1_500 }))).toMatchObject({
+    expect(actions.announceHoldWait(on({ now: 1_500 }))).toMatchObject({
       origin: '',
       delayMs: 0,
       holdUntil: 1_500,
     });
-  });
-});
-
-describe('what flows in and out of the request machine', () => {
-  it('the actors’ inputs', () => {
-    const c = on({
-      attempts: 1,
-      origin: 'primary',
-      pinned: true,
-      authGeneration: 3,
-      now: 10_000,
-      failures: [failure()],
-    });
-    expect(requestInputs.chooseOrigin(c)).toEqual({
-      requestId: 'r1',
-      origins: ['primary', 'backup'],
-      write: true,
-      attempt: 2,
-      previousOrigin: 'primary',
-      pinned: true,
-      avoid: [],
-    });
-    // A read being retried passes over the origins that failed it; a write, or a read not retrying, avoids none.
-    const read = { method: 'GET', write: false, failedOrigins: ['primary'] };
-    expect(requestInputs.chooseOrigin(on({ ...read, retrying: true })).avoid).toEqual(['primary']);
-    expect(requestInputs.chooseOrigin(on({ ...read, retrying: false })).avoid).toEqual([]);
-    expect(requestInputs.chooseOrigin(on({ ...read, method: 'POST', retrying: true })).avoid).toEqual([]);
-    expect(
-      requestInputs.chooseOrigin(on({ ...read, method: 'POST', write: true, retrying: true })).avoid,
-    ).toEqual([]);
-    // Attempt 1 of 4: this call may make 4 in all; 1,000 ms of the budget left clips the 2,000 ms timeout.
-    expect(requestInputs.transport(c)).toEqual({
-      requestId: 'r1',
-      origin: 'primary',
-      attempt: 1,
-      attemptsMax: 4,
-      attemptsLeft: 4,
-      timeoutMs: 1_000,
-    });
-    expect(requestInputs.transport(on({ attempts: 3 }))).toMatchObject({ origin: '', attemptsLeft: 2 });
-    expect(requestInputs.claimRetry(c)).toEqual({ requestId: 'r1', attempt: 1 });
-    expect(requestInputs.refreshAuth(c)).toEqual({ requestId: 'r1', origin: 'primary', authGeneration: 3 });
-    expect(requestInputs.refreshAuth(on())).toMatchObject({ origin: '' });
-    expect(requestInputs.reconcile(c)).toEqual({ requestId: 'r1', failure: failure(), attempts: 1 });
-  });
-
-  it('the actions’ parameters from events', () => {
-    const error = new Error('x');
-    expect(requestParams.actorOutput({ event: { output: 5 } })).toBe(5);
-    expect(requestParams.changedAt({ event: { type: 'connectivity.changed', at: 7 } })).toEqual({ at: 7 });
-    expect(requestParams.actorError({ event: { error } })).toEqual({ error });
-  });
-
-  it('the outputs of the final states carry no undefined key', () => {
-    const response = new Response('ok');
-    expect(requestOutputs.succeeded(on({ response, origin: 'backup', attempts: 2 }))).toEqual({
-      status: 'succeeded',
-      response,
-      origin: 'backup',
-      attempts: 2,
-    });
-    expect(requestOutputs.succeeded(on({ response, reconciled: true }))).toEqual({
-      status: 'succeeded',
-      response,
-      origin: '',
-      attempts: 0,
-      reconciled: true,
-    });
-    const last = failure();
-    expect(
-      requestOutputs.failed(on({ reason: 'attempts-exhausted', failures: [last], attempts: 4 })),
-    ).toEqual({
-      status: 'failed',
-      reason: 'attempts-exhausted',
-      failure: last,
-      attempts: 4,
-    });
-    expect(requestOutputs.failed(on())).toEqual({ status: 'failed', reason: 'not-retryable', attempts: 0 });
-    expect(requestOutputs.failed(on({ reason: 'durable' }))).toMatchObject({ reason: 'not-retryable' });
-    // The hold is told only when it is why the request ended.
-    expect(
-      requestOutputs.failed(
-        on({ reason: 'retry-after-exceeds-budget', holdUntil: 20_000, origin: 'primary' }),
-      ),
-    ).toMatchObject({ holdUntil: 20_000, origin: 'primary' });
-    expect(requestOutputs.failed(on({ reason: 'budget-exhausted', holdUntil: 20_000 }))).not.toHaveProperty(
-      'holdUntil',
-    );
-    const lastResponse = new Response('busy', { status: 503 });
-    expect(requestOutputs.failed(on({ reason: 'attempts-exhausted', lastResponse }))).toMatchObject({
-      response: lastResponse,
-    });
-    expect(requestOutputs.deferred(on({ failures: [last], attempts: 1, origin: 'primary' }))).toEqual({
-      status: 'deferred',
-      reason: 'durable',
-      failure: last,
-      failures: [last],
-      origin: 'primary',
-      attempts: 1,
-    });
-    expect(requestOutputs.deferred(on({ reason: 'budget-exhausted' }))).toMatchObject({
-      reason: 'budget-exhausted',
-    });
-    expect(requestOutputs.machine({ event: { output: { status: 'failed' } } })).toEqual({ status: 'failed' });
-  });
-});
-
-describe('what the request machine’s actors do when none is provided', () => {
-  it('the transport and refreshAuth throw, saying what to provide; the others take the first origin, grant, cannot tell', () => {
-    expect(() => requestEffectDefaults.transport()).toThrow(
-      'requestMachine: provide a `transport` actor with requestMachine.provide({ actors })',
-    );
-    expect(() => requestEffectDefaults.refreshAuth()).toThrow(
-      'requestMachine: no `refreshAuth` actor provided',
-    );
-    expect(
-      requestEffectDefaults.chooseOrigin({ requestId: 'r1', origins: ['b', 'a'], write: false, attempt: 1 }),
-    ).toEqual({ origin: 'b' });
-    expect(requestEffectDefaults.claimRetry()).toEqual({ granted: true });
-    expect(requestEffectDefaults.reconcile()).toEqual({ status: 'unknown' });
   });
 });

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { initialContext } from '../../machines/request/request.actions.js';
-import { requestDelays } from '../../machines/request/request.delays.js';
-import { requestGuards as g } from '../../machines/request/request.guards.js';
+import { requestDelays, requestGuards as g } from '../../machines/request/request.logic.js';
 import type { RequestMachineContext, RequestMachineInput } from '../../machines/request/request.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import type { Failure } from '../../src/policy/failure.js';
