@@ -34,14 +34,14 @@ export type {
   ProbeInput,
   ProbeOutput,
 } from '../machines/origin-health/origin-health.types.js';
-export { outboxMachine } from '../machines/outbox/outbox.machine.js';
-export { commitEntryActor, sendEntryActor } from '../machines/outbox/outbox.actors.js';
-export { entryRecordOf } from '../machines/outbox/entry-record.js';
-export type { CommitOutcome, OutboxActorOptions } from '../machines/outbox/outbox.actors.js';
+export { commitEntryActor, outboxMachine, sendEntryActor } from '../machines/outbox/outbox.machine.js';
+export type { OutboxActorOptions } from '../machines/outbox/outbox.machine.js';
+export { entryRecordOf } from '../machines/outbox/outbox.replies.js';
 export type {
   AcquireLeaseInput,
   AcquireLeaseOutput,
   CommitEntryInput,
+  CommitOutcome,
   LoadEntriesOutput,
   OutboxCommit,
   OutboxEntryRecord,

@@ -1,5 +1,5 @@
 import { durableVerdict, wakesWhenOnline } from '../../src/policy/durable-backoff.js';
-import { summarize } from '../outbox/outbox.actions.js';
+import { summarize } from '../outbox/outbox.logic.js';
 import type { OutboxCommit, OutboxDecision, OutboxEntrySummary } from '../outbox/outbox.types.js';
 import type {
   OutboxEntryMachineContext,

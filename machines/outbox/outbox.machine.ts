@@ -1,14 +1,101 @@
-import { setup } from 'xstate';
-import { xstateActions } from '../../src/engine/machine-logic.js';
-import { outboxActors } from './outbox.actors.js';
-import { outboxInputs, outboxParams } from './outbox.io.js';
+import { fromPromise, setup } from 'xstate';
+import { replyingActor, xstateActions } from '../../src/engine/machine-logic.js';
+import { outboxEntryMachine } from '../outbox-entry/outbox-entry.machine.js';
 import { outboxLogic } from './outbox.logic.js';
+import { commitEntryReply, replyOf, sendEntryReply, type Settled } from './outbox.replies.js';
 import type {
+  AcquireLeaseInput,
+  AcquireLeaseOutput,
+  CommitEntryInput,
+  CommitOutcome,
+  LoadEntriesOutput,
   OutboxMachineContext,
   OutboxMachineEmitted,
   OutboxMachineEvent,
   OutboxMachineInput,
+  SendEntryInput,
+  SendResult,
 } from './outbox.types.js';
+
+export interface OutboxActorOptions {
+  /** Stamps each reported event with this clock time (the runtime passes `clock.now`). */
+  now?: (() => number) | undefined;
+}
+
+/**
+ * Wraps an async function as the callback actor an entry's work runs in: it reports exactly one event when the
+ * function settles, passes an AbortSignal that fires when the machine stops the child (closing the outbox),
+ * and reports nothing once stopped.
+ */
+function reportOnce<TInput, TOutput>(
+  run: (input: TInput, signal: AbortSignal) => Promise<TOutput>,
+  toEvent: (input: TInput, outcome: Settled<TOutput>) => OutboxMachineEvent,
+  options: OutboxActorOptions,
+) {
+  // `run` starts a tick after the child does; a throw is reported like a rejection (replyOf).
+  return replyingActor<TInput>((input, signal) =>
+    Promise.resolve().then(() => replyOf(run, toEvent, input, signal, options.now)),
+  );
+}
+
+/**
+ * The `sendEntry` actor from an async function that sends the stored entry once (one run of the request
+ * lifecycle) and resolves with its `SendResult`, `'missing'` when the store no longer has the entry, or
+ * `'skipped'` when it sent nothing because the device went offline meanwhile. It should never reject; a
+ * rejection counts as a failed attempt whose outcome is unknown (retryable, so the idempotency key decides).
+ */
+export function sendEntryActor(
+  send: (input: SendEntryInput, signal: AbortSignal) => Promise<SendResult | 'missing' | 'skipped'>,
+  options: OutboxActorOptions = {},
+) {
+  return reportOnce(send, sendEntryReply, options);
+}
+
+/**
+ * The `commitEntry` actor from an async function that writes one decision (`OutboxCommit`) to the store.
+ * A rejection means the store kept the entry as it was.
+ */
+export function commitEntryActor(
+  commit: (input: CommitEntryInput, signal: AbortSignal) => Promise<CommitOutcome>,
+  options: OutboxActorOptions = {},
+) {
+  return reportOnce(commit, commitEntryReply, options);
+}
+
+/**
+ * The outbox machine's effects. The machine never does I/O itself: whoever runs it provides these with
+ * `outboxMachine.provide({ actors: { ... } })` (src/runtime/outbox-runner.ts does). The defaults make an
+ * in-memory outbox that holds the lease alone and persists nothing, with no way to send: provide `sendEntry`.
+ */
+export const outboxActors = {
+  /** An entry's lifecycle while it is in flight (machines/outbox-entry/): not an effect, nothing to provide. */
+  outboxEntry: outboxEntryMachine,
+  /** Every stored entry, in the store's order. The default has no store: nothing to load. */
+  loadEntries: fromPromise<LoadEntriesOutput>(() => Promise.resolve({ entries: [] })),
+  /** Claims or renews the right to send. The default runs alone: always held. */
+  acquireLease: fromPromise<AcquireLeaseOutput, AcquireLeaseInput>(() => Promise.resolve({ held: true })),
+  /** Gives the lease up. */
+  releaseLease: fromPromise<void>(() => Promise.resolve()),
+  /** Writes one decision for one entry (see `commitEntryActor`). The default persists nothing. */
+  commitEntry: commitEntryActor(() => Promise.resolve({ status: 'committed' })),
+  /**
+   * Sends one entry (see `sendEntryActor`). The default fails visibly: each entry is dead-lettered
+   * `not-retryable` with a message saying what to provide, rather than waiting forever.
+   */
+  sendEntry: sendEntryActor(() =>
+    Promise.resolve<SendResult>({
+      result: 'failed',
+      failure: {
+        class: 'unexpected',
+        requestSent: 'no',
+        origin: '',
+        message: 'outboxMachine: provide a `sendEntry` actor with outboxMachine.provide({ actors })',
+      },
+      attempts: 1,
+      retryable: false,
+    }),
+  ),
+};
 
 /**
  * The invocation that asks the store for the lease, to take it or to renew it: when it is granted the lease
@@ -18,16 +105,16 @@ function askForLease(id: string, granted: 'rescanning' | 'held') {
   return {
     id,
     src: 'acquireLease',
-    input: outboxInputs.lease,
+    input: outboxLogic.inputs.lease,
     onDone: [
       {
         guard: 'isLeaseGranted',
         target: granted,
-        actions: { type: 'recordTime', params: outboxParams.actorOutput },
+        actions: { type: 'recordTime', params: outboxLogic.params.actorOutput },
       },
       {
         target: 'waitingForLease',
-        actions: { type: 'recordTime', params: outboxParams.actorOutput },
+        actions: { type: 'recordTime', params: outboxLogic.params.actorOutput },
       },
     ],
     onError: {
@@ -74,10 +161,10 @@ export const outboxMachine = setup({
   initial: 'loading',
   on: {
     'outbox.enqueued': {
-      actions: [{ type: 'recordEnqueued', params: outboxParams.event }, 'rearm'],
+      actions: [{ type: 'recordEnqueued', params: outboxLogic.params.event }, 'rearm'],
     },
     'connectivity.changed': {
-      actions: [{ type: 'recordConnectivity', params: outboxParams.event }, 'rearm'],
+      actions: [{ type: 'recordConnectivity', params: outboxLogic.params.event }, 'rearm'],
     },
     'outbox.close': { target: '.closed' },
   },
@@ -89,7 +176,7 @@ export const outboxMachine = setup({
         src: 'loadEntries',
         onDone: {
           target: 'running',
-          actions: { type: 'recordLoaded', params: outboxParams.actorOutput },
+          actions: { type: 'recordLoaded', params: outboxLogic.params.actorOutput },
         },
         onError: { target: 'loadFailed', actions: { type: 'announceStoreFailure', params: { op: 'load' } } },
       },
@@ -104,23 +191,23 @@ export const outboxMachine = setup({
       type: 'parallel',
       entry: 'rearm',
       on: {
-        'outbox.flush': { actions: [{ type: 'recordFlush', params: outboxParams.event }, 'rearm'] },
+        'outbox.flush': { actions: [{ type: 'recordFlush', params: outboxLogic.params.event }, 'rearm'] },
         'outbox.retry': {
-          actions: [{ type: 'requestRevive', params: outboxParams.event }, 'rearm'],
+          actions: [{ type: 'requestRevive', params: outboxLogic.params.event }, 'rearm'],
         },
         // A write's or a send's answer goes to the entry's machine, which decides what it makes of the entry.
-        'send.ended': { actions: { type: 'relayToEntry', params: outboxParams.event } },
-        'send.skipped': { actions: { type: 'relayToEntry', params: outboxParams.event } },
-        'commit.succeeded': { actions: { type: 'relayToEntry', params: outboxParams.event } },
-        'commit.failed': { actions: { type: 'relayToEntry', params: outboxParams.event } },
+        'send.ended': { actions: { type: 'relayToEntry', params: outboxLogic.params.event } },
+        'send.skipped': { actions: { type: 'relayToEntry', params: outboxLogic.params.event } },
+        'commit.succeeded': { actions: { type: 'relayToEntry', params: outboxLogic.params.event } },
+        'commit.failed': { actions: { type: 'relayToEntry', params: outboxLogic.params.event } },
         'entry.missing': {
-          actions: [{ type: 'recordMissing', params: outboxParams.event }, 'rearm'],
+          actions: [{ type: 'recordMissing', params: outboxLogic.params.event }, 'rearm'],
         },
         'entry.progressed': {
-          actions: [{ type: 'recordProgress', params: outboxParams.event }, 'rearm'],
+          actions: [{ type: 'recordProgress', params: outboxLogic.params.event }, 'rearm'],
         },
         'entry.settled': {
-          actions: [{ type: 'recordSettled', params: outboxParams.event }, 'rearm'],
+          actions: [{ type: 'recordSettled', params: outboxLogic.params.event }, 'rearm'],
         },
       },
       states: {
@@ -144,7 +231,7 @@ export const outboxMachine = setup({
                 src: 'loadEntries',
                 onDone: {
                   target: 'held',
-                  actions: [{ type: 'recordRescanned', params: outboxParams.actorOutput }, 'rearm'],
+                  actions: [{ type: 'recordRescanned', params: outboxLogic.params.actorOutput }, 'rearm'],
                 },
                 // What this runner knows is still right: it sends that.
                 onError: {

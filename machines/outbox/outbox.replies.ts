@@ -1,10 +1,19 @@
 import { errorNameOf } from '../../src/policy/error-name.js';
-import type { CommitOutcome } from './outbox.actors.js';
-import type { CommitEntryInput, OutboxMachineEvent, SendEntryInput, SendResult } from './outbox.types.js';
+import type { Failure } from '../../src/policy/failure.js';
+import type {
+  CommitEntryInput,
+  CommitOutcome,
+  OutboxEntryRecord,
+  OutboxMachineEvent,
+  SendEntryInput,
+  SendResult,
+} from './outbox.types.js';
 
 /**
- * The one event each child of the outbox machine sends back (a send's end, a store write's), as plain
- * functions: outbox.actors.ts wraps them as XState callback actors, and the lean runtime calls them directly.
+ * What the runtime hands the outbox machine from outside it, as plain functions: a stored entry cut down to what
+ * the machine may see, and the one event each child sends back (a send's end, a store write's).
+ * outbox.machine.ts wraps the replies as XState callback actors, and the lean runtime calls them directly. Nothing
+ * here imports XState: the lean runtime loads this file without it.
  */
 
 /** How an async function settled. */
@@ -72,4 +81,38 @@ export async function replyOf<TInput, TOutput>(
   }
   const event = toEvent(input, outcome);
   return now ? ({ ...event, at: now() } as OutboxMachineEvent) : event;
+}
+
+/**
+ * The part of a stored entry the outbox machine may see, as a fresh object: its counters and times, and its last
+ * failure (the only one the scheduler reads). A store's `OutboxEntry` also holds the request (path and query,
+ * headers, body) and its idempotency key; whatever reaches the machine in an event or an actor's output is shown
+ * by the inspector and kept in snapshots, so the runtime passes this instead (rule 9).
+ */
+export function entryRecordOf(entry: OutboxEntryRecord): OutboxEntryRecord {
+  const last = entry.failures?.[entry.failures.length - 1];
+  const record: OutboxEntryRecord = {
+    id: entry.id,
+    createdAt: entry.createdAt,
+    attempts: entry.attempts,
+    nextAttemptAt: entry.nextAttemptAt,
+    status: entry.status,
+  };
+  if (entry.orderKey !== undefined) record.orderKey = entry.orderKey;
+  if (entry.deadReason !== undefined) record.deadReason = entry.deadReason;
+  if (last !== undefined) record.failures = [failureOf(last)];
+  return record;
+}
+
+/** A failure's own fields, copied: a store may keep more on the object it returns. */
+function failureOf(failure: Failure): Failure {
+  const copy: Failure = {
+    class: failure.class,
+    requestSent: failure.requestSent,
+    origin: failure.origin,
+    message: failure.message,
+  };
+  if (failure.status !== undefined) copy.status = failure.status;
+  if (failure.retryAfterMs !== undefined) copy.retryAfterMs = failure.retryAfterMs;
+  return copy;
 }

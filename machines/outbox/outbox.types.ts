@@ -1,11 +1,11 @@
 import type { DeadReason } from '../../src/policy/durable-backoff.js';
 import type { Failure, FailureClass } from '../../src/policy/failure.js';
 import type { Policy } from '../../src/policy/policy.js';
-import type { OutboxEntryReport } from '../outbox-entry/outbox-entry.types.js';
+import type { OutboxEntryMachineInput, OutboxEntryReport } from '../outbox-entry/outbox-entry.types.js';
 
 /**
  * The fields of a stored outbox entry that the scheduler reads. A store's `OutboxEntry` has all of them; the
- * runtime passes a copy of only these (`entryRecordOf`, machines/outbox/entry-record.ts) in `outbox.enqueued`,
+ * runtime passes a copy of only these (`entryRecordOf`, machines/outbox/outbox.replies.ts) in `outbox.enqueued`,
  * `loadEntries`' output and `commit.succeeded`, so no path, query, header, body or idempotency key ever reaches
  * the machine's events, context, snapshots or the inspector.
  */
@@ -174,6 +174,19 @@ export interface CommitEntryInput {
   commit: OutboxCommit;
 }
 
+/** What a commit function reports: written, not applied because the store had moved on, or gone. */
+export type CommitOutcome =
+  | { status: 'committed' }
+  /** A claim did not apply: the store's entry is not the one the machine knew (another runner moved it on). */
+  | { status: 'stale'; stored: OutboxEntryRecord }
+  /** The store has no such entry any more. */
+  | { status: 'missing' }
+  /**
+   * A claim did not apply because another runner holds the entry, or an earlier entry of its order group, in a
+   * store with per-entry claims (`OutboxStore.claims`): ask again at `until`.
+   */
+  | { status: 'taken'; until: number };
+
 /** `loadEntries`' output: every stored entry, in the store's order. */
 export interface LoadEntriesOutput {
   entries: readonly OutboxEntryRecord[];
@@ -279,3 +292,26 @@ export type OutboxMachineEmitted =
       op: OutboxCommit['op'] | 'load' | 'lease';
       at: number;
     };
+
+/** What the scheduler starts now for one entry: a store write, or (for an attempt already counted) the send. */
+export type PlannedWork = { id: string; commit: OutboxCommit } | { id: string; send: SendEntryInput };
+
+/** One child to start: an entry's lifecycle (a child machine), or a store write or a send for one entry. */
+export type OutboxChild =
+  | { src: 'outboxEntry'; id: string; input: OutboxEntryMachineInput }
+  | { src: 'commitEntry'; id: string; input: CommitEntryInput }
+  | { src: 'sendEntry'; id: string; input: SendEntryInput };
+
+/**
+ * What one of the outbox machine's actions does: the context changes, the children to start or stop, the events
+ * to send to entries' machines, and the events to emit.
+ */
+export interface OutboxStep {
+  changes: Partial<OutboxMachineContext>;
+  start?: OutboxChild[];
+  /** Ids of children whose work is over (or must be). */
+  stop?: string[];
+  /** Events for entries' machines, by child id. */
+  send?: { to: string; event: { type: string; at?: number | undefined } }[];
+  emit?: OutboxMachineEmitted[];
+}

@@ -1,5 +1,4 @@
 import type { MachineLogic } from '../../src/engine/machine-logic.js';
-import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { commitEntryReply, sendEntryReply, type Settled } from '../../machines/outbox/outbox.replies.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
@@ -8,6 +7,7 @@ import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table
 import { childMachine } from '../../src/engine/child-machine.js';
 import type {
   CommitEntryInput,
+  CommitOutcome,
   OutboxCommit,
   OutboxEntryRecord,
   OutboxEntrySummary,

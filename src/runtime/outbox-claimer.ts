@@ -1,5 +1,5 @@
-import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
-import { entryRecordOf } from '../../machines/outbox/entry-record.js';
+import type { CommitOutcome } from '../../machines/outbox/outbox.types.js';
+import { entryRecordOf } from '../../machines/outbox/outbox.replies.js';
 import type { Clock } from '../clock/clock.js';
 import type { Policy } from '../policy/policy.js';
 import type { OutboxClaims, OutboxEntry } from '../stores/outbox-store.js';

@@ -1,9 +1,11 @@
-import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
-import { entryRecordOf } from '../../machines/outbox/entry-record.js';
 import { StateError } from '../errors/state-error.js';
-import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
-import { hasWorkInFlight } from '../../machines/outbox/outbox.actions.js';
-import { isInFlight } from '../../machines/outbox/queue-facts.js';
+import {
+  commitEntryReply,
+  entryRecordOf,
+  replyOf,
+  sendEntryReply,
+} from '../../machines/outbox/outbox.replies.js';
+import { hasWorkInFlight, isInFlight } from '../../machines/outbox/outbox.queue.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
 import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
@@ -11,6 +13,7 @@ import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table
 import type {
   AcquireLeaseInput,
   CommitEntryInput,
+  CommitOutcome,
   OutboxCommit,
   OutboxEntryRecord,
   OutboxMachineContext,

@@ -9,12 +9,12 @@ import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic
 import { outboxEntryTable } from '../../machines/outbox-entry/outbox-entry.table.js';
 import type {
   CommitEntryInput,
+  CommitOutcome,
   OutboxEntryRecord,
   OutboxMachineInput,
   SendEntryInput,
   SendResult,
 } from '../../machines/outbox/outbox.types.js';
-import type { CommitOutcome } from '../../machines/outbox/outbox.actors.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import type { Failure, FailureClass } from '../../src/policy/failure.js';
 import {

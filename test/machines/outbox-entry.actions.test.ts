@@ -5,8 +5,12 @@ import type {
   OutboxEntryMachineContext,
   OutboxEntryMachineEvent,
 } from '../../machines/outbox-entry/outbox-entry.types.js';
-import { entryRecordOf } from '../../machines/outbox/entry-record.js';
-import { commitEntryReply, replyOf, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
+import {
+  commitEntryReply,
+  entryRecordOf,
+  replyOf,
+  sendEntryReply,
+} from '../../machines/outbox/outbox.replies.js';
 import type { OutboxCommit, OutboxEntrySummary } from '../../machines/outbox/outbox.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { pendingSummary } from '../helpers/outbox-summaries.js';

@@ -1,18 +1,13 @@
 import { createActor, fromPromise, initialTransition, transition, type InspectionEvent } from 'xstate';
 import { describe, expect, it } from 'vitest';
-import {
-  commitEntryActor,
-  outboxActors,
-  sendEntryActor,
-  type CommitOutcome,
-} from '../../machines/outbox/outbox.actors.js';
-import { initialContext, nextWakeAt, planDispatch, summarize } from '../../machines/outbox/outbox.actions.js';
-import { outboxDelays } from '../../machines/outbox/outbox.delays.js';
-import { outboxGuards } from '../../machines/outbox/outbox.guards.js';
+import { commitEntryActor, outboxActors, sendEntryActor } from '../../machines/outbox/outbox.machine.js';
+import { initialContext, outboxLogic, summarize } from '../../machines/outbox/outbox.logic.js';
+import { nextWakeAt, planDispatch } from '../../machines/outbox/outbox.queue.js';
 import type {
   AcquireLeaseInput,
   AcquireLeaseOutput,
   CommitEntryInput,
+  CommitOutcome,
   LoadEntriesOutput,
   OutboxEntryRecord,
   OutboxEntrySummary,
@@ -517,24 +512,26 @@ describe('outboxMachine decisions (pure)', () => {
     expect(nextWakeAt(context(entries))).toBe(5_000);
     expect(nextWakeAt(context(entries, {}, { online: false }))).toBe(604_800_000);
     expect(nextWakeAt(context([]))).toBe(Infinity);
-    expect(outboxGuards.hasWakeTime({ context: context([]) })).toBe(false);
+    expect(outboxLogic.guards.hasWakeTime({ context: context([]) })).toBe(false);
   });
 
   it('never asks a timer to wait longer than a host timer can', () => {
     const ctx = context([pending('a', { nextAttemptAt: 10 ** 12 })], {
       durable: { maxAgeMs: 2_147_483_647 },
     });
-    expect(outboxDelays.nextDue({ context: ctx })).toBe(2_147_483_647);
-    expect(outboxDelays.leaseRenewal({ context: ctx })).toBe(10_000);
-    expect(outboxDelays.leaseRetry({ context: ctx })).toBe(15_000);
+    expect(outboxLogic.delays.nextDue({ context: ctx })).toBe(2_147_483_647);
+    expect(outboxLogic.delays.leaseRenewal({ context: ctx })).toBe(10_000);
+    expect(outboxLogic.delays.leaseRetry({ context: ctx })).toBe(15_000);
   });
 
   it('is settled only with nothing in flight and nothing to start', () => {
-    expect(outboxGuards.isSettled({ context: context([pending('a', { nextAttemptAt: 1 })]) })).toBe(true);
-    expect(outboxGuards.isSettled({ context: context([{ ...pending('a'), status: 'sending' }]) })).toBe(
+    expect(outboxLogic.guards.isSettled({ context: context([pending('a', { nextAttemptAt: 1 })]) })).toBe(
+      true,
+    );
+    expect(outboxLogic.guards.isSettled({ context: context([{ ...pending('a'), status: 'sending' }]) })).toBe(
       false,
     );
-    expect(outboxGuards.isSettled({ context: context([pending('a')]) })).toBe(false);
+    expect(outboxLogic.guards.isSettled({ context: context([pending('a')]) })).toBe(false);
   });
 
   it('keeps no request data: only ids, counters and times', () => {

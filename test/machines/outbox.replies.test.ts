@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { entryRecordOf } from '../../machines/outbox/entry-record.js';
-import { commitEntryReply, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
+import { commitEntryReply, entryRecordOf, sendEntryReply } from '../../machines/outbox/outbox.replies.js';
 import type { OutboxEntry } from '../../src/stores/outbox-store.js';
 
 const stored: OutboxEntry = {

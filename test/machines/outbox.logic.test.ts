@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import * as actions from '../../machines/outbox/outbox.actions.js';
-import { outboxDelays } from '../../machines/outbox/outbox.delays.js';
+import * as logic from '../../machines/outbox/outbox.logic.js';
+import { nextWakeAt, planDispatch } from '../../machines/outbox/outbox.queue.js';
 import type {
   OutboxCommit,
   OutboxDecision,
@@ -31,7 +31,7 @@ const record = (id: string, changes: Partial<OutboxEntryRecord> = {}): OutboxEnt
   ...changes,
 });
 const context = (changes: Partial<OutboxMachineContext> = {}): OutboxMachineContext => ({
-  ...actions.initialContext({ policy, now: 10_000, online: true }),
+  ...logic.initialContext({ policy, now: 10_000, online: true }),
   ...changes,
 });
 const on = (changes: Partial<OutboxMachineContext> = {}) => ({ context: context(changes) });
@@ -47,28 +47,28 @@ const busy: Failure = {
 
 describe('what the outbox keeps of a stored entry', () => {
   it('a pending entry wakes online after a failure of the network path, and is held by a Retry-After', () => {
-    expect(actions.summarize(record('a', { failures: [busy, refused] }))).toMatchObject({
+    expect(logic.summarize(record('a', { failures: [busy, refused] }))).toMatchObject({
       status: 'pending',
       wakesWhenOnline: true,
       heldByServer: false,
     });
-    expect(actions.summarize(record('a', { failures: [refused, busy] }))).toMatchObject({
+    expect(logic.summarize(record('a', { failures: [refused, busy] }))).toMatchObject({
       wakesWhenOnline: false,
       heldByServer: true,
     });
-    expect(actions.summarize(record('a'))).toMatchObject({ wakesWhenOnline: false, heldByServer: false });
+    expect(logic.summarize(record('a'))).toMatchObject({ wakesWhenOnline: false, heldByServer: false });
     // The last of three, not the second.
-    expect(actions.summarize(record('a', { failures: [refused, busy, refused] }))).toMatchObject({
+    expect(logic.summarize(record('a', { failures: [refused, busy, refused] }))).toMatchObject({
       wakesWhenOnline: true,
       heldByServer: false,
     });
     // A dead entry waits for nothing.
-    expect(actions.summarize(record('a', { status: 'dead', failures: [refused] }))).toMatchObject({
+    expect(logic.summarize(record('a', { status: 'dead', failures: [refused] }))).toMatchObject({
       status: 'dead',
       wakesWhenOnline: false,
       heldByServer: false,
     });
-    expect(actions.summarize(record('a', { status: 'dead', failures: [busy] }))).toMatchObject({
+    expect(logic.summarize(record('a', { status: 'dead', failures: [busy] }))).toMatchObject({
       heldByServer: false,
     });
   });
@@ -76,14 +76,14 @@ describe('what the outbox keeps of a stored entry', () => {
 
 describe('the outbox’s queue', () => {
   it('recordTime: time never goes back', () => {
-    expect(actions.recordTime(on(), { at: 12_000 })).toEqual({ now: 12_000 });
-    expect(actions.recordTime(on(), { at: 9_000 })).toEqual({ now: 10_000 });
-    expect(actions.recordTime(on(), { at: undefined })).toEqual({ now: 10_000 });
+    expect(logic.recordTime(on(), { at: 12_000 })).toEqual({ now: 12_000 });
+    expect(logic.recordTime(on(), { at: 9_000 })).toEqual({ now: 10_000 });
+    expect(logic.recordTime(on(), { at: undefined })).toEqual({ now: 10_000 });
   });
 
   it('recordEnqueued adds a new entry and tells the counts; a known id changes nothing', () => {
     const dead = summary('d', { status: 'dead' });
-    const step = actions.recordEnqueued(on({ entries: [dead] }), {
+    const step = logic.recordEnqueued(on({ entries: [dead] }), {
       type: 'outbox.enqueued',
       entry: record('n'),
       at: 10_500,
@@ -92,7 +92,7 @@ describe('the outbox’s queue', () => {
     expect(step.changes.entries!.map((e) => e.id)).toEqual(['d', 'n']);
     expect(step.emit).toEqual([{ type: 'outbox-changed', size: 2, pending: 1, dead: 1, at: 10_500 }]);
     expect(
-      actions.recordEnqueued(on({ entries: [dead] }), {
+      logic.recordEnqueued(on({ entries: [dead] }), {
         type: 'outbox.enqueued',
         entry: record('d'),
         at: 10_600,
@@ -102,21 +102,21 @@ describe('the outbox’s queue', () => {
 
   it('recordRescanned: new entries join in the store’s order, known ones keep the runner’s record', () => {
     const mine = summary('a', { status: 'sending', attempts: 2 });
-    const step = actions.recordRescanned(on({ entries: [mine] }), {
+    const step = logic.recordRescanned(on({ entries: [mine] }), {
       entries: [record('b'), record('a'), record('b', { attempts: 9 })],
       at: 10_700,
     });
-    expect(step.changes.entries).toEqual([actions.summarize(record('b')), mine]);
+    expect(step.changes.entries).toEqual([logic.summarize(record('b')), mine]);
     expect(step.emit).toEqual([{ type: 'outbox-changed', size: 2, pending: 2, dead: 0, at: 10_700 }]);
     // The same entries again: nothing to tell.
-    expect(actions.recordRescanned(on({ entries: [mine] }), { entries: [record('a')], at: 10_800 })).toEqual({
+    expect(logic.recordRescanned(on({ entries: [mine] }), { entries: [record('a')], at: 10_800 })).toEqual({
       changes: { now: 10_800 },
       emit: [],
     });
   });
 
   it('recordLoaded: the store’s entries in its order, then those enqueued meanwhile, and the counts', () => {
-    const step = actions.recordLoaded(on({ entries: [summary('new'), summary('a')] }), {
+    const step = logic.recordLoaded(on({ entries: [summary('new'), summary('a')] }), {
       entries: [record('a'), record('d', { status: 'dead' }), record('a')],
       at: 10_100,
     });
@@ -125,7 +125,7 @@ describe('the outbox’s queue', () => {
   });
 
   it('recordRescanned: an entry added while another is forgotten is told', () => {
-    const step = actions.recordRescanned(on({ entries: [summary('a'), summary('x')] }), {
+    const step = logic.recordRescanned(on({ entries: [summary('a'), summary('x')] }), {
       entries: [record('a'), record('b')],
       complete: true,
     });
@@ -140,7 +140,7 @@ describe('the outbox’s queue', () => {
       summary('kept'),
       summary('stays'),
     ];
-    const step = actions.recordRescanned(on({ entries }), {
+    const step = logic.recordRescanned(on({ entries }), {
       entries: [record('stays')],
       complete: true,
       keep: ['kept'],
@@ -148,7 +148,7 @@ describe('the outbox’s queue', () => {
     expect(step.changes.entries!.map((e) => e.id)).toEqual(['stays', 'flying', 'kept']);
     expect(step.emit).toEqual([{ type: 'outbox-changed', size: 3, pending: 3, dead: 0, at: 10_000 }]);
     // A read that is not complete forgets nothing.
-    const partial = actions.recordRescanned(on({ entries }), { entries: [record('stays')] });
+    const partial = logic.recordRescanned(on({ entries }), { entries: [record('stays')] });
     expect(partial).toEqual({ changes: { now: 10_000 }, emit: [] });
   });
 
@@ -159,7 +159,7 @@ describe('the outbox’s queue', () => {
       summary('s', { nextAttemptAt: 50_000 }),
       summary('c', { status: 'claiming', nextAttemptAt: 50_000, wakesWhenOnline: true }),
     ];
-    const online = actions.recordConnectivity(on({ entries, online: false }), {
+    const online = logic.recordConnectivity(on({ entries, online: false }), {
       type: 'connectivity.changed',
       online: true,
       at: 10_100,
@@ -179,11 +179,11 @@ describe('the outbox’s queue', () => {
     ]);
     // Going offline, or online when online already, moves no entry.
     expect(
-      actions.recordConnectivity(on({ entries }), { type: 'connectivity.changed', online: false, at: 10_200 })
+      logic.recordConnectivity(on({ entries }), { type: 'connectivity.changed', online: false, at: 10_200 })
         .changes,
     ).toEqual({ now: 10_200, online: false });
     expect(
-      actions.recordConnectivity(on({ entries }), { type: 'connectivity.changed', online: true }).changes,
+      logic.recordConnectivity(on({ entries }), { type: 'connectivity.changed', online: true }).changes,
     ).toEqual({ now: 10_000, online: true });
   });
 
@@ -194,7 +194,7 @@ describe('the outbox’s queue', () => {
       summary('held', { nextAttemptAt: 50_000, heldByServer: true }),
       summary('d', { status: 'dead', nextAttemptAt: 50_000 }),
     ];
-    expect(actions.recordFlush(on({ entries }), { type: 'outbox.flush', at: 10_300 })).toEqual({
+    expect(logic.recordFlush(on({ entries }), { type: 'outbox.flush', at: 10_300 })).toEqual({
       now: 10_300,
       entries: [summary('p', { nextAttemptAt: 10_300 }), entries[1], entries[2], entries[3]],
     });
@@ -204,9 +204,9 @@ describe('the outbox’s queue', () => {
     const c = context({
       entries: [summary('a', { nextAttemptAt: 10_000 }), summary('b', { nextAttemptAt: 20_000 })],
     });
-    expect(actions.nextWakeAt(c)).toBe(20_000);
+    expect(nextWakeAt(c)).toBe(20_000);
     expect(
-      actions.nextWakeAt(
+      nextWakeAt(
         context({
           entries: [summary('a', { nextAttemptAt: 20_000 }), summary('b', { nextAttemptAt: 20_000 })],
         }),
@@ -224,17 +224,17 @@ describe('the outbox’s queue', () => {
         summary('free2'),
       ],
     });
-    expect(actions.planDispatch(c).map((p) => p.id)).toEqual(['free1', 'free2']);
+    expect(planDispatch(c).map((p) => p.id)).toEqual(['free1', 'free2']);
   });
 
   it('planDispatch: an attempt counted but not made is sent, and not counted as one used', () => {
     const c = context({ entries: [summary('a', { attempts: 5, counted: true })] });
-    expect(actions.planDispatch(c)).toEqual([{ id: 'a', send: { id: 'a', attempt: 5 } }]);
-    expect(actions.dispatchDue({ context: c }).changes.entries).toEqual([
+    expect(planDispatch(c)).toEqual([{ id: 'a', send: { id: 'a', attempt: 5 } }]);
+    expect(logic.dispatchDue({ context: c }).changes.entries).toEqual([
       summary('a', { attempts: 5, status: 'sending', counted: false }),
     ]);
     // Five made of five: dead-lettered, never sent.
-    expect(actions.planDispatch(context({ entries: [summary('a', { attempts: 5 })] }))).toEqual([
+    expect(planDispatch(context({ entries: [summary('a', { attempts: 5 })] }))).toEqual([
       { id: 'a', commit: { op: 'dead-letter', attempts: 5, reason: 'attempts-exhausted' } },
     ]);
   });
@@ -243,14 +243,12 @@ describe('the outbox’s queue', () => {
     // Created at 0, maxAgeMs 3,600,000: at 3,600,000 its age is the limit itself, which deadBeforeSend counts.
     const expired = [{ id: 'a', commit: { op: 'dead-letter', attempts: 0, reason: 'expired' } }];
     const now = 3_600_000;
-    expect(actions.planDispatch(context({ now, online: false, entries: [summary('a')] }))).toEqual(expired);
+    expect(planDispatch(context({ now, online: false, entries: [summary('a')] }))).toEqual(expired);
     // Concurrency 1, taken by b's send: no slot to claim with, yet a's dead-lettering sends nothing.
     const sending = summary('b', { createdAt: now, status: 'sending', attempts: 1 });
-    expect(actions.planDispatch(context({ now, entries: [summary('a'), sending] }))).toEqual(expired);
+    expect(planDispatch(context({ now, entries: [summary('a'), sending] }))).toEqual(expired);
     // One millisecond younger, offline: nothing to start.
-    expect(actions.planDispatch(context({ now: now - 1, online: false, entries: [summary('a')] }))).toEqual(
-      [],
-    );
+    expect(planDispatch(context({ now: now - 1, online: false, entries: [summary('a')] }))).toEqual([]);
   });
 
   it('forgetDecisions: a kept decision is dropped; entries without one are kept as they are, and no decision changes nothing', () => {
@@ -258,16 +256,16 @@ describe('the outbox’s queue', () => {
     const plain = summary('p');
     const inFlight = summary('s', { status: 'sending', attempts: 1 });
     const decided = summary('d', { attempts: 1, heldUntil: 12_000, decided: remove });
-    const forgotten = actions.forgetDecisions(on({ entries: [plain, decided, inFlight] })).entries!;
+    const forgotten = logic.forgetDecisions(on({ entries: [plain, decided, inFlight] })).entries!;
     expect(forgotten).toStrictEqual([plain, { ...decided, decided: undefined }, inFlight]);
     expect(forgotten[0]).toBe(plain);
     expect(forgotten[2]).toBe(inFlight);
-    expect(actions.forgetDecisions(on({ entries: [plain, inFlight] }))).toStrictEqual({});
+    expect(logic.forgetDecisions(on({ entries: [plain, inFlight] }))).toStrictEqual({});
   });
 
   it('dispatchDue: a claim is `claiming`, a dead-lettering `committing`', () => {
     const c = context({ entries: [summary('a'), summary('x', { attempts: 5 })] });
-    const step = actions.dispatchDue({ context: c });
+    const step = logic.dispatchDue({ context: c });
     expect(step.changes.entries).toEqual([
       summary('a', { status: 'claiming', commit: { op: 'claim', attempts: 1 } }),
       summary('x', {
@@ -282,17 +280,17 @@ describe('the outbox’s queue', () => {
   it('relayToEntry: an answer for an entry in flight goes to its machine; its send or write stops', () => {
     const c = context({ entries: [summary('a', { status: 'sending' }), summary('p')] });
     const ended = { type: 'send.ended', id: 'a', result: { result: 'sent' }, at: 10_400 } as const;
-    expect(actions.relayToEntry({ context: c }, ended)).toEqual({
+    expect(logic.relayToEntry({ context: c }, ended)).toEqual({
       changes: { now: 10_400 },
       stop: ['send:a'],
       send: [{ to: 'entry:a', event: ended }],
     });
     const written = { type: 'commit.succeeded', id: 'p' } as const;
-    expect(actions.relayToEntry({ context: c }, written)).toEqual({
+    expect(logic.relayToEntry({ context: c }, written)).toEqual({
       changes: { now: 10_000 },
       stop: ['commit:p'],
     });
-    expect(actions.relayToEntry({ context: c }, { ...written, id: 'nobody' })).toEqual({
+    expect(logic.relayToEntry({ context: c }, { ...written, id: 'nobody' })).toEqual({
       changes: { now: 10_000 },
       stop: ['commit:nobody'],
     });
@@ -302,7 +300,7 @@ describe('the outbox’s queue', () => {
     const c = context({ entries: [summary('c', { status: 'claiming' }), summary('p')], storeFailures: 2 });
     const sending = summary('c', { status: 'sending', attempts: 1 });
     expect(
-      actions.recordProgress(
+      logic.recordProgress(
         { context: c },
         { type: 'entry.progressed', id: 'c', entry: sending, wrote: true, at: 10_100 },
       ),
@@ -313,7 +311,7 @@ describe('the outbox’s queue', () => {
     const commit: OutboxCommit = { op: 'remove', attempts: 1 };
     const committing = summary('c', { status: 'committing', attempts: 1, commit });
     expect(
-      actions.recordProgress(
+      logic.recordProgress(
         { context: c },
         { type: 'entry.progressed', id: 'c', entry: committing, wrote: false, at: 9_000 },
       ),
@@ -326,7 +324,7 @@ describe('the outbox’s queue', () => {
   it('recordSettled: an entry that is not in flight is left as it is', () => {
     const c = context({ entries: [summary('p')] });
     expect(
-      actions.recordSettled(
+      logic.recordSettled(
         { context: c },
         {
           type: 'entry.settled',
@@ -343,7 +341,7 @@ describe('the outbox’s queue', () => {
   it('recordProgress: only for an entry in flight', () => {
     const c = context({ entries: [summary('p')], storeFailures: 2 });
     expect(
-      actions.recordProgress(
+      logic.recordProgress(
         { context: c },
         {
           type: 'entry.progressed',
@@ -371,7 +369,7 @@ describe('an entry’s lifecycle settled', () => {
     changes: Partial<OutboxMachineContext> = {},
     wrote = true,
   ) =>
-    actions.recordSettled(
+    logic.recordSettled(
       on({
         entries: [summary('a', { status: 'committing', commit }), summary('d', { status: 'dead' })],
         storeFailures: 1,
@@ -432,7 +430,7 @@ describe('an entry’s lifecycle settled', () => {
 describe('outbox.retry and a missing entry', () => {
   it('requestRevive: only a dead entry is revived, dated now', () => {
     const c = context({ entries: [summary('p'), summary('d', { status: 'dead', attempts: 5 })] });
-    const step = actions.requestRevive({ context: c }, { type: 'outbox.retry', id: 'd', at: 10_600 });
+    const step = logic.requestRevive({ context: c }, { type: 'outbox.retry', id: 'd', at: 10_600 });
     const commit: OutboxCommit = { op: 'revive', createdAt: 10_600, nextAttemptAt: 10_600 };
     expect(step.changes).toEqual({
       now: 10_600,
@@ -451,27 +449,27 @@ describe('outbox.retry and a missing entry', () => {
         },
       },
     ]);
-    expect(actions.requestRevive({ context: c }, { type: 'outbox.retry', id: 'p', at: 10_600 })).toEqual({
+    expect(logic.requestRevive({ context: c }, { type: 'outbox.retry', id: 'p', at: 10_600 })).toEqual({
       changes: { now: 10_600 },
     });
-    expect(actions.requestRevive({ context: c }, { type: 'outbox.retry', id: 'none' })).toEqual({
+    expect(logic.requestRevive({ context: c }, { type: 'outbox.retry', id: 'none' })).toEqual({
       changes: { now: 10_000 },
     });
   });
 
   it('recordMissing: an entry in flight hears it; any other is forgotten at once', () => {
     const c = context({ entries: [summary('s', { status: 'sending' }), summary('p')] });
-    expect(actions.recordMissing({ context: c }, { type: 'entry.missing', id: 's', at: 10_700 })).toEqual({
+    expect(logic.recordMissing({ context: c }, { type: 'entry.missing', id: 's', at: 10_700 })).toEqual({
       changes: { now: 10_700 },
       stop: ['commit:s', 'send:s'],
       send: [{ to: 'entry:s', event: { type: 'entry.missing', id: 's', at: 10_700 } }],
     });
-    expect(actions.recordMissing({ context: c }, { type: 'entry.missing', id: 'p' })).toEqual({
+    expect(logic.recordMissing({ context: c }, { type: 'entry.missing', id: 'p' })).toEqual({
       changes: { now: 10_000, entries: [summary('s', { status: 'sending' })] },
       stop: ['commit:p', 'send:p'],
       emit: [{ type: 'outbox-changed', size: 1, pending: 1, dead: 0, at: 10_000 }],
     });
-    expect(actions.recordMissing({ context: c }, { type: 'entry.missing', id: 'none' })).toEqual({
+    expect(logic.recordMissing({ context: c }, { type: 'entry.missing', id: 'none' })).toEqual({
       changes: { now: 10_000 },
       stop: ['commit:none', 'send:none'],
     });
@@ -480,7 +478,7 @@ describe('outbox.retry and a missing entry', () => {
 
 describe('the outbox’s waits', () => {
   it('nextDue: until the time set when the timer was armed, never negative', () => {
-    expect(outboxDelays.nextDue(on({ wakeAt: 12_500 }))).toBe(2_500);
-    expect(outboxDelays.nextDue(on({ wakeAt: 9_000 }))).toBe(0);
+    expect(logic.outboxLogic.delays.nextDue(on({ wakeAt: 12_500 }))).toBe(2_500);
+    expect(logic.outboxLogic.delays.nextDue(on({ wakeAt: 9_000 }))).toBe(0);
   });
 });

@@ -1,18 +1,19 @@
 import { fc, test } from '@fast-check/vitest';
 import { describe, expect, it } from 'vitest';
+import { initialContext } from '../../machines/outbox/outbox.logic.js';
 import {
+  earliestAfter,
   hasWorkInFlight,
-  initialContext,
   nextWakeAt,
   planDispatch,
-  type PlannedWork,
-} from '../../machines/outbox/outbox.actions.js';
-import { earliestAfter, queueFacts } from '../../machines/outbox/queue-facts.js';
+  queueFacts,
+} from '../../machines/outbox/outbox.queue.js';
 import type {
   OutboxDecision,
   OutboxEntryStatus,
   OutboxEntrySummary,
   OutboxMachineContext,
+  PlannedWork,
 } from '../../machines/outbox/outbox.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { pendingSummary } from '../helpers/outbox-summaries.js';
