@@ -159,15 +159,30 @@ export function prepareRequest(
   const method = methodOf(request.method);
   checkPath(path);
   checkLifetime(lifetime, method, orderKey, cacheKey);
-  checkOptions(request);
-  checkIdempotencyKey(key);
-  checkDeadline(deadlineMs);
-  checkSignal(signal);
+  checkValues(idempotent, request.stream, key, deadlineMs, signal);
   const headers = headersOf(request.headers);
   const body = bodyOf(request.body, method, headers);
-  const fetchOptions = fetchOptionsOf(request.fetchOptions, lifetime);
-  const verdict = verdictOf(idempotent, isIdempotent, { method, path, headers, body });
-  if (lifetime === 'durable') checkNoCredentials(headers);
+  const fetchOptions = checkFetchOptions(request.fetchOptions);
+  if (fetchOptions !== undefined && lifetime === 'durable')
+    fail(
+      'fetchOptions',
+      'a durable request is stored and sent later by the outbox: it takes no fetch options',
+    );
+  // The request's own verdict, else the app's, else none (the method decides).
+  const verdict =
+    idempotent ??
+    (isIdempotent === undefined
+      ? undefined
+      : appVerdict(isIdempotent, { method, path, headers: { ...headers }, body }));
+  // A durable request is stored: credentials in its headers would be written to the store.
+  if (lifetime === 'durable') {
+    for (const name of CREDENTIAL_HEADERS)
+      if (name in headers)
+        fail(
+          'headers',
+          `a durable request is stored, so it must not carry ${name}: give credentials with \`auth\``,
+        );
+  }
   return {
     lifetime,
     orderKey,
@@ -234,19 +249,22 @@ function checkLifetime(
     fail('cacheKey', 'only a cached request has a cache key');
 }
 
-/** The yes-or-no fields: `idempotent` and `stream`. */
-function checkOptions({ idempotent, stream }: FailoverRequest): void {
+/**
+ * The fields that are each one value of a given kind: `idempotent` and `stream` (booleans), `idempotencyKey`,
+ * `deadlineMs` and `signal`.
+ */
+function checkValues(
+  idempotent: boolean | undefined,
+  stream: boolean | undefined,
+  key: string | undefined,
+  deadlineMs: number | undefined,
+  signal: AbortSignal | undefined,
+): void {
   if (idempotent !== undefined && typeof idempotent !== 'boolean') fail('idempotent', 'expected a boolean');
   if (stream !== undefined && typeof stream !== 'boolean') fail('stream', 'expected a boolean');
-}
-
-function checkIdempotencyKey(key: string | undefined): void {
   if (key !== undefined && (typeof key !== 'string' || !KEY.test(key))) {
     fail('idempotencyKey', 'expected a non-empty string of printable ASCII (a header value) or "auto"');
   }
-}
-
-function checkDeadline(deadlineMs: number | undefined): void {
   // An integer the host timer can wait: typeof first, as `>` would coerce '1000', true and [5] to numbers.
   if (
     deadlineMs !== undefined &&
@@ -259,9 +277,6 @@ function checkDeadline(deadlineMs: number | undefined): void {
   ) {
     fail('deadlineMs', `expected an integer from 1 to ${MAX_TIMER_MS} (ms)${got(deadlineMs)}`);
   }
-}
-
-function checkSignal(signal: AbortSignal | undefined): void {
   if (
     signal !== undefined &&
     (typeof signal?.addEventListener !== 'function' ||
@@ -312,48 +327,15 @@ function bodyOf(requested: FailoverRequest['body'], method: string, headers: Rec
   return body as Body;
 }
 
-function fetchOptionsOf(requested: unknown, lifetime: Lifetime): FetchOptions | undefined {
-  const fetchOptions = checkFetchOptions(requested);
-  if (fetchOptions !== undefined && lifetime === 'durable')
-    fail(
-      'fetchOptions',
-      'a durable request is stored and sent later by the outbox: it takes no fetch options',
-    );
-  return fetchOptions;
-}
-
-/**
- * Whether the request is safe to replay, as far as it or the app says: its own `idempotent`, else the app's
- * verdict (e.g. isGraphQLQuery: a GraphQL read sent as a POST), else `undefined` (the method decides).
- */
-function verdictOf(
-  idempotent: boolean | undefined,
-  isIdempotent: IsIdempotent | undefined,
-  {
-    method,
-    path,
-    headers,
-    body,
-  }: { method: string; path: string; headers: Record<string, string>; body: Body },
-): boolean | undefined {
-  if (idempotent !== undefined || isIdempotent === undefined) return idempotent;
+/** The app's verdict on a request that gives none (e.g. isGraphQLQuery: a GraphQL read sent as a POST). */
+function appVerdict(isIdempotent: IsIdempotent, question: IdempotencyQuestion): boolean | undefined {
   let answer: unknown;
   try {
-    answer = isIdempotent({ method, path, headers: { ...headers }, body });
+    answer = isIdempotent(question);
   } catch (error) {
     fail('(isIdempotent)', `the client's isIdempotent threw (${errorNameOf(error)})`, error);
   }
   if (answer !== undefined && typeof answer !== 'boolean')
     fail('(isIdempotent)', `the client's isIdempotent must return true, false or undefined${got(answer)}`);
   return answer as boolean | undefined;
-}
-
-/** A durable request is stored: it must carry no credentials, which would be written to the store. */
-function checkNoCredentials(headers: Record<string, string>): void {
-  for (const name of CREDENTIAL_HEADERS)
-    if (name in headers)
-      fail(
-        'headers',
-        `a durable request is stored, so it must not carry ${name}: give credentials with \`auth\``,
-      );
 }
