@@ -22,8 +22,8 @@ export type {
 } from '../machines/request/request.types.js';
 
 export { originHealthMachine } from '../machines/origin-health/origin-health.machine.js';
-export { healthStateOf } from '../machines/origin-health/health-state.js';
-export { selectOrigin } from '../machines/origin-health/select-origin.js';
+export { healthStateOf } from './policy/health-state.js';
+export { selectOrigin } from './policy/select-origin.js';
 export type {
   HealthChanged,
   HealthOrigin,

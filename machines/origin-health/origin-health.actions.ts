@@ -8,17 +8,19 @@ import {
   type HealthCriterion,
   type PrimaryEvidence,
 } from '../../src/policy/health-evidence.js';
+import { perOrigin } from '../../src/policy/per-origin.js';
 import type {
+  HealthChanged,
   OriginHealthContext,
   OriginHealthEvent,
   OriginHealthInput,
   ProbeOutput,
 } from './origin-health.types.js';
-import { perOrigin } from './per-origin.js';
 
 /**
- * The origin-health machine's context updates, as plain functions of `({ context, event }, params)` that
- * return a partial context: `assign()` wraps them in origin-health.machine.ts, and tests call them directly.
+ * The origin-health machine's actions, as plain functions of `({ context, event }, params)`: context updates,
+ * which return a partial context, and announcements, which return the event for its listeners. The logic
+ * (origin-health.logic.ts) names them for both runners, and tests call them directly.
  */
 type Args = { context: OriginHealthContext; event: OriginHealthEvent };
 type AttemptEvent = Extract<OriginHealthEvent, { type: 'attempt.succeeded' | 'attempt.failed' }>;
@@ -185,4 +187,17 @@ export function passTime({ context }: Args, params: { ms: number }): Partial<Ori
 /** Marks the start of a new state. */
 export function markChanged({ context }: Args): Partial<OriginHealthContext> {
   return { since: context.now };
+}
+
+/** A change of state, with the criterion behind it. */
+export function announceChange({ context }: Args, params: Omit<HealthChanged, 'type' | 'at'>): HealthChanged {
+  return { type: 'health-changed', ...params, at: context.now };
+}
+
+/** Traffic left the primary: the criterion is the one `failOver` recorded before clearing the evidence. */
+export function announceFailover(
+  { context }: Args,
+  { from }: { from: 'healthy' | 'suspect' },
+): HealthChanged {
+  return { type: 'health-changed', from, to: 'failedOver', criterion: context.trippedBy!, at: context.now };
 }

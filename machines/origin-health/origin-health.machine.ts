@@ -1,7 +1,6 @@
 import { setup } from 'xstate';
 import { xstateActions } from '../../src/engine/machine-logic.js';
 import { originHealthActors } from './origin-health.actors.js';
-import { originHealthInputs, originHealthParams } from './origin-health.io.js';
 import { originHealthLogic } from './origin-health.logic.js';
 import type { HealthCriterion } from '../../src/policy/health-evidence.js';
 import type {
@@ -41,7 +40,7 @@ const probeFailed = {
 /**
  * The health of one origin set (a primary and its backups), fed with attempt outcomes, probe results,
  * connectivity hints and time: `healthy` -> `suspect` -> `failedOver` -> `probingFailback` -> `healthy`, with
- * hysteresis. `selectOrigin` (select-origin.ts) reads its snapshot to name each attempt's origin. It never
+ * hysteresis. `selectOrigin` (src/policy/select-origin.ts) reads its snapshot to name each attempt's origin. It never
  * finishes: its runner stops it. See docs/failover.md and the generated docs/machines/origin-health.md.
  */
 export const originHealthMachine = setup({
@@ -110,7 +109,7 @@ export const originHealthMachine = setup({
         failedOverTime: {
           target: 'probingFailback',
           actions: [
-            { type: 'passTime', params: originHealthParams.failedOverTime },
+            { type: 'passTime', params: originHealthLogic.params.failedOverTime },
             ...change('failedOver', 'probingFailback', 'min-failed-over-elapsed'),
           ],
         },
@@ -132,18 +131,18 @@ export const originHealthMachine = setup({
           invoke: {
             id: 'probe',
             src: 'probe',
-            input: originHealthInputs.probe,
+            input: originHealthLogic.inputs.probe,
             onDone: [
               {
                 guard: 'probeInconclusive',
                 target: 'resting',
-                actions: { type: 'recordProbe', params: originHealthParams.inconclusiveProbe },
+                actions: { type: 'recordProbe', params: originHealthLogic.params.inconclusiveProbe },
               },
               {
                 guard: 'probesSucceeded',
                 target: '#originHealth.onPrimary.healthy',
                 actions: [
-                  { type: 'recordProbe', params: originHealthParams.probeOutput },
+                  { type: 'recordProbe', params: originHealthLogic.params.probeOutput },
                   'failBack',
                   ...change('probingFailback', 'healthy', 'probes-succeeded'),
                 ],
@@ -151,12 +150,12 @@ export const originHealthMachine = setup({
               {
                 guard: 'probeSucceeded',
                 target: 'resting',
-                actions: { type: 'recordProbe', params: originHealthParams.probeOutput },
+                actions: { type: 'recordProbe', params: originHealthLogic.params.probeOutput },
               },
               {
                 ...probeFailed,
                 actions: [
-                  { type: 'recordProbe', params: originHealthParams.probeOutput },
+                  { type: 'recordProbe', params: originHealthLogic.params.probeOutput },
                   ...probeFailed.actions,
                 ],
               },
@@ -167,7 +166,7 @@ export const originHealthMachine = setup({
             probeTimeout: {
               ...probeFailed,
               actions: [
-                { type: 'passTime', params: originHealthParams.probeTimeout },
+                { type: 'passTime', params: originHealthLogic.params.probeTimeout },
                 ...probeFailed.actions,
               ],
             },
@@ -179,7 +178,7 @@ export const originHealthMachine = setup({
           after: {
             probeInterval: {
               target: 'probing',
-              actions: { type: 'passTime', params: originHealthParams.probeInterval },
+              actions: { type: 'passTime', params: originHealthLogic.params.probeInterval },
             },
           },
         },
@@ -187,4 +186,4 @@ export const originHealthMachine = setup({
     },
   },
 });
-export { healthStateOf } from './health-state.js';
+export { healthStateOf } from '../../src/policy/health-state.js';

@@ -1,13 +1,11 @@
 import type { FailureClass, RequestSent } from '../../src/policy/failure.js';
 import type { HealthCriterion, PrimaryEvidence } from '../../src/policy/health-evidence.js';
 import type { Policy } from '../../src/policy/policy.js';
+import type { HealthState } from '../../src/policy/health-state.js';
+import type { HealthOrigin } from '../../src/policy/select-origin.js';
 
-/** One origin as the health machine sees it. The first of the list is the primary; the rest are backups, in order. */
-export interface HealthOrigin {
-  id: string;
-  /** `reads`: never sent a write (only GET, HEAD, OPTIONS and TRACE go to it). */
-  accepts: 'all' | 'reads';
-}
+// Routing (src/policy/select-origin.ts) reads these too; the machine's users find them with its other types.
+export type { HealthOrigin, HealthState };
 
 export interface OriginHealthInput {
   origins: readonly HealthOrigin[];
@@ -22,9 +20,6 @@ export interface OriginHealthInput {
    */
   seed?: number | undefined;
 }
-
-/** The four states of an origin set, as `client.health()` names them. */
-export type HealthState = 'healthy' | 'suspect' | 'failedOver' | 'probingFailback';
 
 export interface OriginHealthContext {
   origins: readonly HealthOrigin[];

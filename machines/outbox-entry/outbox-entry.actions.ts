@@ -10,9 +10,9 @@ import type {
 } from './outbox-entry.types.js';
 
 /**
- * The decisions of one entry's lifecycle, as pure functions of its context and the event: what a store write's
- * or a send's answer makes of the entry. They are the outbox scheduler's former per-entry decisions, unchanged;
- * the outbox machine keeps only the queue (order, concurrency, the lease, the store's hold-off).
+ * The actions of one entry's lifecycle, as pure functions of its context and the event: what a store write's
+ * or a send's answer makes of the entry, and the reports to the outbox. The decisions about one entry are made
+ * here, so that the outbox machine keeps only the queue (order, concurrency, the lease, the store's hold-off).
  */
 type Context = OutboxEntryMachineContext;
 type Changes = Partial<Context>;

@@ -1,7 +1,7 @@
-import { healthStateOf } from '../../machines/origin-health/health-state.js';
+import { healthStateOf } from '../policy/health-state.js';
 import { originHealthLogic } from '../../machines/origin-health/origin-health.logic.js';
 import { originHealthTable } from '../../machines/origin-health/origin-health.table.js';
-import { selectOrigin } from '../../machines/origin-health/select-origin.js';
+import { selectOrigin } from '../policy/select-origin.js';
 import type {
   HealthChanged,
   HealthOrigin,
@@ -37,7 +37,7 @@ export interface HealthSnapshot {
 export interface HealthMonitor {
   /**
    * The origin of the next attempt (rule 7), or `undefined`: `no-healthy-origin`. `avoid`: the origins that
-   * already failed the request being retried, passed over when another may take it (select-origin.ts).
+   * already failed the request being retried, passed over when another may take it (src/policy/select-origin.ts).
    */
   choose(write: boolean, avoid?: readonly string[]): string | undefined;
   /** The origin `choose` would name if every origin under a server hold were out of the running. */

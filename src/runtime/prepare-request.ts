@@ -129,11 +129,15 @@ export const KEY = /^[\x20-\x7e]*[\x21-\x7e][\x20-\x7e]*$/;
 export const describePath = (path: string): string =>
   JSON.stringify(path.replace(/([?#]).*/s, '$1…').slice(0, 60));
 
+type Lifetime = PreparedRequest['lifetime'];
+type Body = string | Uint8Array | undefined;
+
 /**
  * Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field.
  * `strict: false` ignores unknown fields, as fetch ignores unknown `init` members (for `client.fetch`).
  * `generateKey` makes the key of `idempotencyKey: 'auto'` (and of a durable request without one); it throws
- * a `RequestError` itself when it cannot.
+ * a `RequestError` itself when it cannot. The fields are checked one after another in this order: a request
+ * with more than one wrong field is refused for the first of them.
  */
 export function prepareRequest(
   request: FailoverRequest,
@@ -141,15 +145,7 @@ export function prepareRequest(
   strict = true,
   isIdempotent?: IsIdempotent,
 ): PreparedRequest {
-  // A string is shown by its kind only: it is most likely a path, whose query may carry a token.
-  if (typeof request !== 'object' || request === null)
-    fail(
-      '',
-      `expected an object ({ path, ... })${typeof request === 'string' ? ', got a string' : got(request)}`,
-    );
-  for (const key of Object.keys(request)) {
-    if (strict && !FIELDS.has(key)) fail(key, 'unknown field');
-  }
+  checkFields(request, strict);
   const {
     path,
     lifetime = 'interactive',
@@ -160,27 +156,112 @@ export function prepareRequest(
     orderKey,
     cacheKey,
   } = request;
-  const method = request.method ?? 'GET';
+  const method = methodOf(request.method);
+  checkPath(path);
+  checkLifetime(lifetime, method, orderKey, cacheKey);
+  checkValues(idempotent, request.stream, key, deadlineMs, signal);
+  const headers = headersOf(request.headers);
+  const body = bodyOf(request.body, method, headers);
+  const fetchOptions = checkFetchOptions(request.fetchOptions);
+  if (fetchOptions !== undefined && lifetime === 'durable')
+    fail(
+      'fetchOptions',
+      'a durable request is stored and sent later by the outbox: it takes no fetch options',
+    );
+  // The request's own verdict, else the app's, else none (the method decides).
+  const verdict =
+    idempotent ??
+    (isIdempotent === undefined
+      ? undefined
+      : appVerdict(isIdempotent, { method, path, headers: { ...headers }, body }));
+  // A durable request is stored: credentials in its headers would be written to the store.
+  if (lifetime === 'durable') {
+    for (const name of CREDENTIAL_HEADERS)
+      if (name in headers)
+        fail(
+          'headers',
+          `a durable request is stored, so it must not carry ${name}: give credentials with \`auth\``,
+        );
+  }
+  return {
+    lifetime,
+    orderKey,
+    cacheKey,
+    idempotent: verdict,
+    method,
+    path,
+    headers,
+    write: isWrite(method, verdict),
+    body,
+    // Durable work always has a key (generated when it has none): a resend is always safe (rule 10).
+    idempotencyKey: key === 'auto' || (key === undefined && lifetime === 'durable') ? generateKey() : key,
+    deadlineMs,
+    signal,
+    fetchOptions,
+    stream: request.stream,
+  };
+}
+
+/** The request is an object, and (when `strict`) has only the fields failwise knows. */
+function checkFields(request: FailoverRequest, strict: boolean): void {
+  // A string is shown by its kind only: it is most likely a path, whose query may carry a token.
+  if (typeof request !== 'object' || request === null)
+    fail(
+      '',
+      `expected an object ({ path, ... })${typeof request === 'string' ? ', got a string' : got(request)}`,
+    );
+  for (const key of Object.keys(request)) {
+    if (strict && !FIELDS.has(key)) fail(key, 'unknown field');
+  }
+}
+
+/** The method, upper-cased as it is sent: GET when the request names none. */
+function methodOf(requested: string | undefined): string {
+  const method = requested ?? 'GET';
   if (typeof method !== 'string' || !isMethodToken(method))
     fail('method', `expected an HTTP method token${got(method)}`);
-  const upper = method.toUpperCase();
+  return method.toUpperCase();
+}
+
+function checkPath(path: string): void {
   if (typeof path !== 'string') fail('path', `expected a path starting with "/"${got(path)}`);
   else if (!isPath(path)) fail('path', `expected a path starting with "/", got ${describePath(path)}`);
+}
+
+/** The lifetime, and the fields only one lifetime takes: a durable request's order key, a cached one's key. */
+function checkLifetime(
+  lifetime: Lifetime,
+  method: string,
+  orderKey: string | undefined,
+  cacheKey: string | undefined,
+): void {
   if (lifetime !== 'interactive' && lifetime !== 'durable' && lifetime !== 'cached')
     fail('lifetime', `expected "interactive", "durable" or "cached"${got(lifetime)}`);
   if (orderKey !== undefined && (typeof orderKey !== 'string' || orderKey === ''))
     fail('orderKey', 'expected a non-empty string');
   if (orderKey !== undefined && lifetime !== 'durable')
     fail('orderKey', 'only a durable request has an order key');
-  if (lifetime === 'cached' && !/^(GET|HEAD)$/.test(upper))
-    fail('lifetime', `"cached" is for GET and HEAD requests, got ${upper}`);
+  if (lifetime === 'cached' && !/^(GET|HEAD)$/.test(method))
+    fail('lifetime', `"cached" is for GET and HEAD requests, got ${method}`);
   if (cacheKey !== undefined && (typeof cacheKey !== 'string' || cacheKey === ''))
     fail('cacheKey', 'expected a non-empty string');
   if (cacheKey !== undefined && lifetime !== 'cached')
     fail('cacheKey', 'only a cached request has a cache key');
+}
+
+/**
+ * The fields that are each one value of a given kind: `idempotent` and `stream` (booleans), `idempotencyKey`,
+ * `deadlineMs` and `signal`.
+ */
+function checkValues(
+  idempotent: boolean | undefined,
+  stream: boolean | undefined,
+  key: string | undefined,
+  deadlineMs: number | undefined,
+  signal: AbortSignal | undefined,
+): void {
   if (idempotent !== undefined && typeof idempotent !== 'boolean') fail('idempotent', 'expected a boolean');
-  if (request.stream !== undefined && typeof request.stream !== 'boolean')
-    fail('stream', 'expected a boolean');
+  if (stream !== undefined && typeof stream !== 'boolean') fail('stream', 'expected a boolean');
   if (key !== undefined && (typeof key !== 'string' || !KEY.test(key))) {
     fail('idempotencyKey', 'expected a non-empty string of printable ASCII (a header value) or "auto"');
   }
@@ -203,17 +284,28 @@ export function prepareRequest(
       typeof signal.aborted !== 'boolean')
   )
     fail('signal', 'expected an AbortSignal');
+}
+
+/** The request's headers as a record of lower-case names. */
+function headersOf(requested: RequestHeaders | undefined): Record<string, string> {
   const headers: Record<string, string> = {};
   try {
     // Most requests carry no headers of their own: no Headers object to build and walk for them.
-    if (request.headers !== undefined)
-      new Headers(request.headers).forEach((value, name) => (headers[name] = value));
+    if (requested !== undefined) new Headers(requested).forEach((value, name) => (headers[name] = value));
   } catch {
     // Not the host's error, as message or cause: it quotes the bad value, which may be a token (rule 9).
-    const { field, message } = headersProblem(request.headers);
+    const { field, message } = headersProblem(requested);
     fail(field, message);
   }
-  let body = request.body ?? undefined;
+  return headers;
+}
+
+/**
+ * The body as it is sent again on every attempt: a string or a copy of the bytes. URLSearchParams become their
+ * string, with their content type unless the request sets one (in `headers`).
+ */
+function bodyOf(requested: FailoverRequest['body'], method: string, headers: Record<string, string>): Body {
+  let body = requested ?? undefined;
   if (body instanceof URLSearchParams) {
     headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
     body = body.toString();
@@ -230,54 +322,20 @@ export function prepareRequest(
       'expected a string, bytes or URLSearchParams: a stream, Blob or FormData cannot be replayed safely',
     );
   }
-  if (body !== undefined && /^(GET|HEAD)$/.test(upper)) fail('body', `a ${upper} request cannot have a body`);
-  const fetchOptions = checkFetchOptions(request.fetchOptions);
-  if (fetchOptions !== undefined && lifetime === 'durable')
-    fail(
-      'fetchOptions',
-      'a durable request is stored and sent later by the outbox: it takes no fetch options',
-    );
-  // The app's own verdict, when the request gives none (e.g. isGraphQLQuery: a GraphQL read sent as a POST).
-  let verdict = idempotent;
-  if (verdict === undefined && isIdempotent !== undefined) {
-    let answer: unknown;
-    try {
-      answer = isIdempotent({
-        method: upper,
-        path,
-        headers: { ...headers },
-        body: body as string | Uint8Array,
-      });
-    } catch (error) {
-      fail('(isIdempotent)', `the client's isIdempotent threw (${errorNameOf(error)})`, error);
-    }
-    if (answer !== undefined && typeof answer !== 'boolean')
-      fail('(isIdempotent)', `the client's isIdempotent must return true, false or undefined${got(answer)}`);
-    verdict = answer as boolean | undefined;
+  if (body !== undefined && /^(GET|HEAD)$/.test(method))
+    fail('body', `a ${method} request cannot have a body`);
+  return body as Body;
+}
+
+/** The app's verdict on a request that gives none (e.g. isGraphQLQuery: a GraphQL read sent as a POST). */
+function appVerdict(isIdempotent: IsIdempotent, question: IdempotencyQuestion): boolean | undefined {
+  let answer: unknown;
+  try {
+    answer = isIdempotent(question);
+  } catch (error) {
+    fail('(isIdempotent)', `the client's isIdempotent threw (${errorNameOf(error)})`, error);
   }
-  if (lifetime === 'durable') {
-    for (const name of CREDENTIAL_HEADERS)
-      if (name in headers)
-        fail(
-          'headers',
-          `a durable request is stored, so it must not carry ${name}: give credentials with \`auth\``,
-        );
-  }
-  return {
-    lifetime,
-    orderKey,
-    cacheKey,
-    idempotent: verdict,
-    method: upper,
-    path: path,
-    headers,
-    write: isWrite(upper, verdict),
-    body: body as string | Uint8Array | undefined,
-    // Durable work always has a key (generated when it has none): a resend is always safe (rule 10).
-    idempotencyKey: key === 'auto' || (key === undefined && lifetime === 'durable') ? generateKey() : key,
-    deadlineMs,
-    signal,
-    fetchOptions,
-    stream: request.stream,
-  };
+  if (answer !== undefined && typeof answer !== 'boolean')
+    fail('(isIdempotent)', `the client's isIdempotent must return true, false or undefined${got(answer)}`);
+  return answer as boolean | undefined;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, createMachine } from 'xstate';
 import * as actions from '../../machines/origin-health/origin-health.actions.js';
 import { originHealthActors } from '../../machines/origin-health/origin-health.actors.js';
-import { originHealthGuards as g } from '../../machines/origin-health/origin-health.guards.js';
+import { originHealthLogic } from '../../machines/origin-health/origin-health.logic.js';
 import type {
   OriginHealthContext,
   OriginHealthEvent,
@@ -14,6 +14,7 @@ import { definePolicy } from '../../src/policy/define-policy.js';
 // machine calls them; expected values from their comments (time never goes back, a backup is ejected after
 // failoverAfter counted failures or one TLS failure, only the primary's successes recover it).
 
+const g = originHealthLogic.guards;
 const policy = definePolicy({ health: { failoverAfter: 3, recoverAfter: 2, minFailedOverMs: 1_000 } });
 const context = (changes: Partial<OriginHealthContext> = {}): OriginHealthContext => ({
   ...actions.initialContext({

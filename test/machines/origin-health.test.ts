@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor, fromPromise } from 'xstate';
 import { originHealthMachine, healthStateOf } from '../../machines/origin-health/origin-health.machine.js';
-import { selectOrigin } from '../../machines/origin-health/select-origin.js';
+import { selectOrigin } from '../../src/policy/select-origin.js';
 import type {
   HealthChanged,
   HealthOrigin,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as actions from '../../machines/outbox-entry/outbox-entry.actions.js';
-import { outboxEntryGuards as g } from '../../machines/outbox-entry/outbox-entry.guards.js';
+import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
 import type {
   OutboxEntryMachineContext,
   OutboxEntryMachineEvent,
@@ -20,6 +20,8 @@ import type { Failure } from '../../src/policy/failure.js';
 // called as the machines call them on values written out here. Expected values come from docs/durable.md's
 // rules as the comments state them (exponential waits from initialMs, maxAttempts counted with the failed
 // attempt, never sooner than a Retry-After) and rules 1, 5, 6 and 9, worked out by hand.
+
+const g = outboxEntryLogic.guards;
 
 // Waits of 1, 2, 4 ... s; dead after 5 attempts or 1 hour.
 const policy = definePolicy({

@@ -35,7 +35,7 @@ import type {
   ProbeInput,
   ProbeOutput,
 } from '../../machines/origin-health/origin-health.types.js';
-import { selectOrigin } from '../../machines/origin-health/select-origin.js';
+import { selectOrigin } from '../../src/policy/select-origin.js';
 import { simulatedClock } from '../../src/clock/simulated-clock.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import type { FailureClass, RequestSent } from '../../src/policy/failure.js';

@@ -1,5 +1,19 @@
-import type { HealthState, OriginHealthContext } from './origin-health.types.js';
+import type { HealthState } from './health-state.js';
 import { perOrigin } from './per-origin.js';
+
+/** One origin as the health machine sees it. The first of the list is the primary; the rest are backups, in order. */
+export interface HealthOrigin {
+  id: string;
+  /** `reads`: never sent a write (only GET, HEAD, OPTIONS and TRACE go to it). */
+  accepts: 'all' | 'reads';
+}
+
+/** What `selectOrigin` reads of the origin-health machine's context. */
+export interface OriginRoster {
+  origins: readonly HealthOrigin[];
+  /** A backup that failed `failoverAfter` times in a row takes no traffic until this time. */
+  backupDownUntil: Readonly<Record<string, number>>;
+}
 
 /**
  * The origin the next attempt goes to, or `undefined` when none may take it (`no-healthy-origin`).
@@ -12,7 +26,7 @@ import { perOrigin } from './per-origin.js';
  * first candidate not among them is taken when there is one, else the origin named without them.
  */
 export function selectOrigin(
-  context: OriginHealthContext,
+  context: OriginRoster,
   state: HealthState,
   write: boolean,
   now: number,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { initialContext } from '../../machines/origin-health/origin-health.actions.js';
-import { selectOrigin } from '../../machines/origin-health/select-origin.js';
+import { selectOrigin } from '../../src/policy/select-origin.js';
 import type { OriginHealthContext } from '../../machines/origin-health/origin-health.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 
