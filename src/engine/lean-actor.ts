@@ -24,11 +24,14 @@ import type { ActionRow, MachineTable } from './machine-table.js';
 import { TimerTarget, type Timers } from './timers.js';
 
 /**
- * Runs one machine from its derived table (machines/machine-table.ts), calling the machine's named logic
- * directly: no XState actor, snapshot or mailbox object per run. It follows XState v5's algorithm (SCXML's
- * microstep and macrostep, as in xstate's `macrostep`/`microstep`) for exactly the features the derivation
- * accepts (docs/design.md), and test/engine/*.differential.property.test.ts checks it step by step against a
- * real XState actor: the same states, context, emitted events, invocations, timers and output.
+ * Runs one machine from its derived table (machine-table.ts), calling the machine's named logic directly: no
+ * XState actor, snapshot or mailbox object per run. The actor (as xstate's `createActor` and its mailbox): the
+ * configuration, the mailbox and run to completion, the macrostep loop, the actions, timers, children,
+ * effects and observer; which transitions are taken and which states they exit and enter is the algorithm's
+ * (algorithm.ts, as xstate's `stateUtils`). Together they follow XState v5 (SCXML's microstep and macrostep)
+ * for exactly the features the derivation accepts (docs/design.md), and the conformance suite,
+ * test/engine/*.differential.property.test.ts, checks them step by step against a real XState actor: the same
+ * states, context, emitted events, invocations, timers and output.
  *
  * Effects that a step causes (emitting, starting and stopping children, arming and clearing timers) run
  * after the step, in the order XState defers them. An invoked actor that answers synchronously is handed

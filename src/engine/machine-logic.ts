@@ -4,7 +4,7 @@ import { assign, enqueueActions, fromCallback, raise, sendParent, type EventObje
  * A machine's named implementations as plain functions: the single source both runners call. The XState
  * machine wraps each action with `assign`, `enqueueActions` or `raise` (`xstateActions` below); the lean
  * executor (src/engine/lean-actor.ts) calls the same functions directly, following the table that
- * machines/derive-table.ts derives from the machine. Nothing here imports a runner.
+ * src/engine/derive-table.ts derives from the machine. Nothing here imports a runner.
  */
 export interface MachineLogic<TContext, TInput = unknown> {
   /** The initial context, from the machine's input. */

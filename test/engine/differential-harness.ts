@@ -127,7 +127,7 @@ function providedMachine(mut: MachineUnderTest): AnyStateMachine {
         runOf(system).effects.invoke(src, i, signal),
     );
   for (const [src, toEvent] of Object.entries(mut.spawned ?? {})) {
-    // As replyingActor (machines/machine-logic.ts), which cannot serve here: each run reads its effects from the
+    // As replyingActor (src/engine/machine-logic.ts), which cannot serve here: each run reads its effects from the
     // actor's system. One event, and no abort once sent.
     actors[src] = fromCallback<EventObject, never>(({ input: i, sendBack, system }) => {
       const { effects, clock } = runOf(system);
