@@ -10,18 +10,35 @@ export interface MachineLogic<TContext, TInput = unknown> {
   /** The initial context, from the machine's input. */
   context(args: { input: TInput }): TContext;
   guards: Record<string, Guard<TContext>>;
-  delays: Record<string, (args: { context: TContext }) => number>;
+  delays: Record<string, (args: { readonly context: ReadonlyContext<TContext> }) => number>;
   actions: Record<string, ActionImpl<TContext>>;
   /** Invocation inputs, by name: what an invoked actor is given. */
-  inputs: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+  inputs: Record<string, (args: LogicArgs<TContext, unknown>) => unknown>;
   /** Action parameters computed from the event being handled, by name. */
-  params: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+  params: Record<string, (args: LogicArgs<TContext, unknown>) => unknown>;
   /** Final states' outputs (and the machine's), by name. */
-  outputs: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+  outputs: Record<string, (args: LogicArgs<TContext, unknown>) => unknown>;
 }
 
-/** A guard only reads its arguments, and keeps nothing of them: the lean executor passes one object to several. */
-export type Guard<TContext> = (args: { context: TContext; event: never }) => boolean;
+/**
+ * What every logic function (guard, action, delay, input, params, output) is called with: the context and the
+ * event being handled. It only reads them and keeps neither, nor anything that is the context itself: the lean
+ * executor changes the context in place (an action's changes are written into it, not into a copy, as XState's
+ * `assign` would) and hands one arguments object to several guards, and to an action list's actions and params
+ * in turn. The types say it one level deep (`readonly`); test/engine/checked-logic.ts holds the rest, in every
+ * run of the differential suites: a logic function that changes anything it was given, however deep, or uses
+ * its arguments after it returned, fails the run.
+ */
+export interface LogicArgs<TContext, TEvent = never> {
+  readonly context: ReadonlyContext<TContext>;
+  readonly event: TEvent;
+}
+
+/** The context, its fields `readonly`; any context stays `any` (`Readonly<any>` would fit no context type). */
+type ReadonlyContext<TContext> = 0 extends 1 & TContext ? TContext : Readonly<TContext>;
+
+/** A question about the context and event: it only reads them (`LogicArgs`). */
+export type Guard<TContext> = (args: LogicArgs<TContext>) => boolean;
 
 /**
  * What an action of one step does besides changing context: children started and stopped, events sent to
@@ -36,13 +53,16 @@ export interface ActionStep<TContext, TEmitted = unknown> {
   emit?: readonly TEmitted[];
 }
 
-type ActionArgs<TContext> = { context: TContext; event: never };
+type ActionArgs<TContext> = LogicArgs<TContext>;
 
 /** The kinds of action a machine may use; each maps to one XState action creator. */
 export type ActionImpl<TContext> =
   AssignImpl<TContext> | EmitImpl<TContext> | StepImpl<TContext> | RaiseImpl | SendParentImpl<TContext>;
 
-/** A context change (`assign`). */
+/**
+ * A context change (`assign`): it returns the changed fields, and changes nothing it was given (`LogicArgs`);
+ * the executor writes them into the context.
+ */
 export interface AssignImpl<TContext> {
   kind: 'assign';
   run(args: ActionArgs<TContext>, params: never): Partial<TContext>;
