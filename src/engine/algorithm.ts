@@ -16,7 +16,7 @@ import type { GuardRow } from './machine-table.js';
 /** An event as the engine handles it. */
 export type MachineEvent = { type: string; [key: string]: unknown };
 
-/** What the algorithm calls a named guard with (machine-logic.ts, `GuardArgs`, says what a guard may do with it). */
+/** A named guard, as selection calls it (machine-logic.ts, `LogicArgs`, says what a guard may do with its arguments). */
 type GuardFn = (args: { readonly context: unknown; readonly event: MachineEvent }) => boolean;
 
 /** A machine's guards by name, as selection calls them. */
@@ -74,7 +74,7 @@ function firstEnabled(
   const candidates = eventless ? state.alwaysOnPath : state.onPath.get(event.type);
   if (candidates === undefined) return undefined;
   // One arguments object for every guard asked, made only once one is (most transitions have none): a guard
-  // neither changes nor keeps it (machine-logic.ts, `GuardArgs`).
+  // neither changes nor keeps it (machine-logic.ts, `LogicArgs`).
   let args: { readonly context: unknown; readonly event: MachineEvent } | undefined;
   for (let c = 0; c < candidates.length; c++) {
     const t = candidates[c]!;

@@ -116,8 +116,12 @@ class TimerSlot extends TimerTarget {
 }
 
 /**
- * The kinds of effect a step leaves for after it (`LeanActor.defer`); they run in the order they were left, as
- * XState runs its deferred actions. Constants, not an object, so that bundlers inline them.
+ * The kinds of effect a step leaves for after it (`LeanActor.defer`); they run after the step, in the order
+ * they were left, as XState runs its deferred actions: each exited state's exit actions' effects, its timers
+ * cleared and its actors stopped (deepest state first), the transitions' actions' effects, then each entered
+ * state's entry actions' effects, its timers armed and its actors started (in document order); then the
+ * observer's `changed`. test/engine/effect-order.test.ts pins that order against XState's. Constants, not an
+ * object, so that bundlers inline them.
  */
 const EMIT = 0;
 const SEND_PARENT = 1;
@@ -302,7 +306,7 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private enterInitial(): void {
-    // The same for every run of the table: made once, as is the event (frozen: logic only reads events).
+    // The same for every run of the table: made once, as is the event (frozen: logic only reads events, `LogicArgs`).
     this.microstep(initialTransition(this.compiled), INIT_EVENT, true);
     this.settle(INIT_EVENT);
   }
@@ -441,7 +445,8 @@ export class LeanActor<TContext, TInput = unknown> {
 
   private execute(actions: readonly ActionRow[], event: Event): void {
     if (actions.length === 0) return;
-    // One arguments object for the list: the context is patched in place, so it stays the one to pass.
+    // One arguments object for the list: the context is patched in place, so it stays the one to pass; the logic
+    // neither changes nor keeps it (machine-logic.ts, `LogicArgs`).
     const args = { context: this.context, event: event as never };
     const impls = this.machine.logic.actions;
     for (let i = 0; i < actions.length; i++) {
@@ -451,7 +456,7 @@ export class LeanActor<TContext, TInput = unknown> {
         (this.internal ??= []).push(impl.event);
         continue;
       }
-      // The params function gets the same { context, event } as the action (it only reads them).
+      // The params function gets the same { context, event } as the action (it only reads them, `LogicArgs`).
       const params =
         typeof action === 'string'
           ? undefined
@@ -474,8 +479,8 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   /**
-   * Applies a context change in place: the logic never keeps a context it was given, and nothing outside
-   * reads an old one, so the copy XState's `assign` makes would only be garbage.
+   * Applies a context change in place: the logic never keeps a context it was given (machine-logic.ts,
+   * `LogicArgs`), and nothing outside reads an old one, so the copy XState's `assign` makes would only be garbage.
    */
   private patch(changes: Partial<TContext>): void {
     // A for-in loop rather than Object.assign: the changes are object literals (own keys only), and on Hermes the

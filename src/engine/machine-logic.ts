@@ -43,7 +43,8 @@ export type Guard<TContext> = (args: LogicArgs<TContext>) => boolean;
 /**
  * What an action of one step does besides changing context: children started and stopped, events sent to
  * children (by id; each must be running), events emitted. A child's `src` is an actor, or a machine the runner
- * knows (`MachineDefinition.machines`: the outbox's `outboxEntry`).
+ * knows (`MachineDefinition.machines`: the outbox's `outboxEntry`). Both runners do them in this order, after
+ * the changes: stop, start, send, emit (test/engine/effect-order.test.ts pins where they fall in a step).
  */
 export interface ActionStep<TContext, TEmitted = unknown> {
   changes: Partial<TContext>;
