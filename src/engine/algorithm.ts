@@ -16,7 +16,7 @@ import type { GuardRow } from './machine-table.js';
 /** An event as the engine handles it. */
 export type MachineEvent = { type: string; [key: string]: unknown };
 
-/** A named guard, as selection calls it (machine-logic.ts, `LogicArgs`, says what a guard may do with its arguments). */
+/** A named guard, as selection calls it (machine-logic.ts, `LogicArgs`: what a guard may do with them). */
 type GuardFn = (args: { readonly context: unknown; readonly event: MachineEvent }) => boolean;
 
 /** A machine's guards by name, as selection calls them. */

@@ -306,13 +306,22 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private enterInitial(): void {
-    // The same for every run of the table: made once, as is the event (frozen: logic only reads events, `LogicArgs`).
+    // The same for every run of the table: made once, as is the event (frozen: logic only reads events,
+    // `LogicArgs`).
     this.microstep(initialTransition(this.compiled), INIT_EVENT, true);
     this.settle(INIT_EVENT);
   }
 
   private macrostep(event: Event): void {
-    const transitions = this.select(event, false);
+    // Selection is the algorithm's (algorithm.ts), called here directly: no call between, on the hot path.
+    const transitions = enabledTransitions(
+      this.compiled,
+      this.config,
+      event,
+      false,
+      this.machine.logic.guards,
+      this.context,
+    );
     if (transitions.length === 0 && event.type.startsWith('xstate.error.actor.')) {
       // XState: an actor's error that no transition handles fails the machine.
       throw new UnhandledActorError(this.machine.table.id, event.type, (event as { error?: unknown }).error);
@@ -328,7 +337,16 @@ export class LeanActor<TContext, TInput = unknown> {
     while (this.status === 'active') {
       // The mask test before the call: most steps end in states without eventless transitions.
       let enabled: readonly Selected[] =
-        selectEventless && (this.config & this.compiled.alwaysMask) !== 0 ? this.select(event, true) : NONE;
+        selectEventless && (this.config & this.compiled.alwaysMask) !== 0
+          ? enabledTransitions(
+              this.compiled,
+              this.config,
+              event,
+              true,
+              this.machine.logic.guards,
+              this.context,
+            )
+          : NONE;
       const fromEventless = enabled.length > 0;
       if (!fromEventless) {
         const internal = this.internal;
@@ -338,24 +356,19 @@ export class LeanActor<TContext, TInput = unknown> {
           break;
         }
         event = next;
-        enabled = this.select(event, false);
+        enabled = enabledTransitions(
+          this.compiled,
+          this.config,
+          event,
+          false,
+          this.machine.logic.guards,
+          this.context,
+        );
       }
       this.changed = false;
       this.microstep(enabled, event, false);
       selectEventless = !fromEventless || this.changed;
     }
-  }
-
-  /** The transitions the event (or, `eventless`, none) enables in the current configuration. */
-  private select(event: Event, eventless: boolean): readonly Selected[] {
-    return enabledTransitions(
-      this.compiled,
-      this.config,
-      event,
-      eventless,
-      this.machine.logic.guards,
-      this.context,
-    );
   }
 
   // ---- the microstep ----
