@@ -21,13 +21,11 @@ export interface MachineLogic<TContext, TInput = unknown> {
 }
 
 /**
- * What every logic function (guard, action, delay, input, params, output) is called with: the context and the
- * event being handled. It only reads them and keeps neither, nor anything that is the context itself: the lean
- * executor changes the context in place (an action's changes are written into it, not into a copy, as XState's
- * `assign` would) and hands one arguments object to several guards, and to an action list's actions and params
- * in turn. The types say it one level deep (`readonly`); test/engine/checked-logic.ts holds the rest, in every
- * run of the differential suites: a logic function that changes anything it was given, however deep, or uses
- * its arguments after it returned, fails the run.
+ * What every logic function (guard, action, delay, input, params, output) is given: the context and the event
+ * being handled. It only reads them, and keeps neither the arguments nor the context: the lean executor writes
+ * an action's changes into the context in place (no copy, unlike XState's `assign`) and hands one arguments
+ * object to several guards in turn. `readonly` holds this one level deep; test/engine/checked-logic.ts holds the
+ * rest on every differential run (anything changed however deep, or used after the call, fails the run).
  */
 export interface LogicArgs<TContext, TEvent = never> {
   readonly context: ReadonlyContext<TContext>;
