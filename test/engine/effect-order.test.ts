@@ -145,8 +145,9 @@ describe('the effects of a step', () => {
     const { actor, log } = leanRun();
     actor.start();
     // XState starts the initial state's actors first, then arms its timers (its actor starts the children of
-    // its first snapshot before it runs that step's deferred actions). No machine can tell the two orders apart:
-    // an actor's answer, and a timer's event, reach it only after every effect of the step has run.
+    // its first snapshot before it runs that step's deferred actions). The machine sees no difference: an
+    // actor's answer, and a timer's event, reach it only after every effect of the step has run. (Only a timer
+    // that an actor itself arms on the same timers, due at the very same instant, could fire in another order.)
     expect(log).toEqual(['arm #1 for 100 ms (in a)', 'start job (in a)', 'changed (in a)']);
   });
 
