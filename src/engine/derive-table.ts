@@ -12,7 +12,7 @@ import {
 } from './machine-table.js';
 
 /**
- * Reads an XState machine into the table the lean executor follows (machines/machine-table.ts). It accepts
+ * Reads an XState machine into the table the lean executor follows (src/engine/machine-table.ts). It accepts
  * exactly the XState features failwise's machines use, listed in docs/design.md, and throws a
  * `TableDerivationError` naming the state and the feature for anything else: a table that silently left a
  * feature out would run a different machine. Every function the machine refers to must be one of `logic`'s,

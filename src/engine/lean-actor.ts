@@ -1,22 +1,37 @@
 import type { ActionImpl, ActionStep, MachineLogic } from './machine-logic.js';
 import { MachineError } from '../errors/machine-error.js';
 import {
-  afterEvent,
-  stateIds,
-  type ActionRow,
-  type GuardRow,
-  type MachineTable,
-  type StateRow,
-  type TransitionRow,
-} from './machine-table.js';
+  NONE,
+  enabledTransitions,
+  exitMask,
+  exitableOf,
+  initialTransition,
+  matchesValue,
+  stateValue,
+  statesToEnter,
+  type MachineEvent as Event,
+} from './algorithm.js';
+import {
+  compileTable,
+  type CompiledInvoke,
+  type CompiledState,
+  type CompiledTable,
+  type InvokeReplies,
+  type Selected,
+} from './compiled-table.js';
+import { append, listed, unlink } from './linked-list.js';
+import type { ActionRow, MachineTable } from './machine-table.js';
 import { TimerTarget, type Timers } from './timers.js';
 
 /**
- * Runs one machine from its derived table (machines/machine-table.ts), calling the machine's named logic
- * directly: no XState actor, snapshot or mailbox object per run. It follows XState v5's algorithm (SCXML's
- * microstep and macrostep, as in xstate's `macrostep`/`microstep`) for exactly the features the derivation
- * accepts (docs/design.md), and test/engine/*.differential.property.test.ts checks it step by step against a
- * real XState actor: the same states, context, emitted events, invocations, timers and output.
+ * Runs one machine from its derived table (machine-table.ts), calling the machine's named logic directly: no
+ * XState actor, snapshot or mailbox object per run. The actor (as xstate's `createActor` and its mailbox): the
+ * configuration, the mailbox and run to completion, the macrostep loop, the actions, timers, children,
+ * effects and observer; which transitions are taken and which states they exit and enter is the algorithm's
+ * (algorithm.ts, as xstate's `stateUtils`). Together they follow XState v5 (SCXML's microstep and macrostep)
+ * for exactly the features the derivation accepts (docs/design.md), and the conformance suite,
+ * test/engine/*.differential.property.test.ts, checks them step by step against a real XState actor: the same
+ * states, context, emitted events, invocations, timers and output.
  *
  * Effects that a step causes (emitting, starting and stopping children, arming and clearing timers) run
  * after the step, in the order XState defers them. An invoked actor that answers synchronously is handed
@@ -81,11 +96,6 @@ export type LeanEnd =
 
 export type LeanStatus = 'active' | 'done' | 'stopped' | 'error';
 
-type Event = { type: string; [key: string]: unknown };
-
-/** What a guard is called with. */
-type GuardArgs<TContext> = { readonly context: TContext; readonly event: Event };
-
 /**
  * An armed timer: what `Timers` calls back when it is due (no closure per timer). The actor's timers form a list
  * through `next` (a few at a time, no array to grow).
@@ -106,8 +116,13 @@ class TimerSlot extends TimerTarget {
 }
 
 /**
- * The kinds of effect a step leaves for after it (`LeanActor.defer`); they run in the order they were left, as
- * XState runs its deferred actions. Constants, not an object, so that bundlers inline them.
+ * The kinds of effect a step leaves for after it (`LeanActor.defer`); they run after the step, in the order
+ * they were left, as XState runs its deferred actions: each exited state's exit actions' effects, its timers
+ * cleared and its actors stopped (deepest state first), the transitions' actions' effects, then each entered
+ * state's entry actions' effects, its timers armed and its actors started (in document order); then the
+ * observer's `changed`. test/engine/effect-order.test.ts pins that order against XState's (whose first step
+ * starts its actors before it arms its timers: the test says why a machine sees no difference). Constants, not
+ * an object, so that bundlers inline them.
  */
 const EMIT = 0;
 const SEND_PARENT = 1;
@@ -179,14 +194,15 @@ export class LeanActor<TContext, TInput = unknown> {
     this.observesSteps = typeof observer?.changed === 'function';
     this.observesEmitted = typeof observer?.emitted === 'function';
     this.parent = parent;
-    const compiled = compile(machine.table);
+    const compiled = compileTable(machine.table);
     this.compiled = compiled;
     this.states = compiled.states;
     this.context = machine.logic.context({ input });
   }
 
-  private readonly compiled: Compiled;
-  private readonly states: readonly State[];
+  /** The table as the algorithm (algorithm.ts) walks it, shared by every run of it; its states, read often. */
+  private readonly compiled: CompiledTable;
+  private readonly states: readonly CompiledState[];
 
   /** Enters the initial states and runs what they start. */
   start(): this {
@@ -217,7 +233,7 @@ export class LeanActor<TContext, TInput = unknown> {
   /** The state value, as XState's snapshot would give it (built once per configuration: callers ask often). */
   get value(): unknown {
     if (this.valueCache?.config !== this.config)
-      this.valueCache = { config: this.config, value: this.stateValueOf(0) };
+      this.valueCache = { config: this.config, value: stateValue(this.compiled, this.config) };
     return this.valueCache.value;
   }
   private valueCache: { config: number; value: unknown } | undefined;
@@ -291,14 +307,22 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private enterInitial(): void {
-    // The same for every run of the table: made once, as is the event (frozen: logic only reads events).
-    const init = (this.compiled.initial ??= [selected({ targets: this.initialTargets(), reenter: true }, 0)]);
-    this.microstep(init, INIT_EVENT, true);
+    // The same for every run of the table: made once, as is the event (frozen: logic only reads events,
+    // `LogicArgs`).
+    this.microstep(initialTransition(this.compiled), INIT_EVENT, true);
     this.settle(INIT_EVENT);
   }
 
   private macrostep(event: Event): void {
-    const transitions = this.enabledTransitions(event, false);
+    // Selection is the algorithm's (algorithm.ts), called here directly: no call between, on the hot path.
+    const transitions = enabledTransitions(
+      this.compiled,
+      this.config,
+      event,
+      false,
+      this.machine.logic.guards,
+      this.context,
+    );
     if (transitions.length === 0 && event.type.startsWith('xstate.error.actor.')) {
       // XState: an actor's error that no transition handles fails the machine.
       throw new UnhandledActorError(this.machine.table.id, event.type, (event as { error?: unknown }).error);
@@ -315,7 +339,14 @@ export class LeanActor<TContext, TInput = unknown> {
       // The mask test before the call: most steps end in states without eventless transitions.
       let enabled: readonly Selected[] =
         selectEventless && (this.config & this.compiled.alwaysMask) !== 0
-          ? this.enabledTransitions(event, true)
+          ? enabledTransitions(
+              this.compiled,
+              this.config,
+              event,
+              true,
+              this.machine.logic.guards,
+              this.context,
+            )
           : NONE;
       const fromEventless = enabled.length > 0;
       if (!fromEventless) {
@@ -326,103 +357,19 @@ export class LeanActor<TContext, TInput = unknown> {
           break;
         }
         event = next;
-        enabled = this.enabledTransitions(event, false);
+        enabled = enabledTransitions(
+          this.compiled,
+          this.config,
+          event,
+          false,
+          this.machine.logic.guards,
+          this.context,
+        );
       }
       this.changed = false;
       this.microstep(enabled, event, false);
       selectEventless = !fromEventless || this.changed;
     }
-  }
-
-  // ---- selection ----
-
-  /**
-   * For each atomic state, the first enabled transition for the event (or, `eventless`, the first eventless one)
-   * on it or its nearest ancestor.
-   */
-  private enabledTransitions(event: Event, eventless: boolean): readonly Selected[] {
-    // No active state has a transition for it (most events, and eventless selection in most states): nothing to walk.
-    const { alwaysMask, eventMasks, atomicMask } = this.compiled;
-    if ((this.config & (eventless ? alwaysMask : (eventMasks.get(event.type) ?? 0))) === 0) return NONE;
-    const atomics = this.config & atomicMask;
-    if (atomics === 0) return NONE;
-    if ((atomics & (atomics - 1)) === 0) {
-      // One active atomic state: no conflicts to resolve, no list to build.
-      const t = this.firstEnabled(31 - Math.clz32(atomics), eventless, event);
-      return t === undefined ? NONE : (t.alone ??= [t]);
-    }
-    const enabled: Selected[] = [];
-    // The active atomic states, in document order: the lowest set bit of the configuration first.
-    for (let bits = atomics; bits !== 0; bits &= bits - 1) {
-      const t = this.firstEnabled(31 - Math.clz32(bits & -bits), eventless, event);
-      if (t !== undefined && !enabled.includes(t)) enabled.push(t);
-    }
-    return this.removeConflicts(enabled);
-  }
-
-  /** The first enabled transition for the event on an atomic state or its nearest ancestor that has one. */
-  private firstEnabled(atomic: number, eventless: boolean, event: Event): Selected | undefined {
-    // The candidates of the state and its ancestors, nearest first, listed once per table (`compile`): one lookup,
-    // not one per ancestor. Indexed loops here and below, not for-of: on an engine without a JIT (Hermes) each
-    // for-of costs an iterator.
-    const state = this.states[atomic]!;
-    const candidates = eventless ? state.alwaysOnPath : state.onPath.get(event.type);
-    if (candidates === undefined) return undefined;
-    // One arguments object for every guard asked, made only once one is (most transitions have none): guards
-    // only read it (machine-logic.ts, `Guard`).
-    let args: GuardArgs<TContext> | undefined;
-    for (let c = 0; c < candidates.length; c++) {
-      const t = candidates[c]!;
-      const guard = t.row.guard;
-      if (guard === undefined) return t;
-      args ??= { context: this.context, event };
-      // A named guard (most of them) is called here: a method call fewer per guard.
-      if (
-        typeof guard === 'string'
-          ? (this.machine.logic.guards[guard] as (args: GuardArgs<TContext>) => boolean)(args)
-          : this.check(guard, args)
-      )
-        return t;
-    }
-    return undefined;
-  }
-
-  private check(guard: GuardRow, args: GuardArgs<TContext>): boolean {
-    if (typeof guard === 'string') {
-      const fn = this.machine.logic.guards[guard] as (args: GuardArgs<TContext>) => boolean;
-      return fn(args);
-    }
-    if ('and' in guard) {
-      // A loop, not `every` with a callback: an interpreter pays for the callback on every guard of the list.
-      const all = guard.and;
-      for (let i = 0; i < all.length; i++) if (!this.check(all[i]!, args)) return false;
-      return true;
-    }
-    return !this.check(guard.not, args);
-  }
-
-  /** Of two transitions that would exit the same state, the one from the deeper source wins (XState's rule). */
-  private removeConflicts(enabled: Selected[]): Selected[] {
-    if (enabled.length < 2) return enabled;
-    const kept: Selected[] = [];
-    for (const t1 of enabled) {
-      let preempted = false;
-      const remove = new Set<Selected>();
-      for (const t2 of kept) {
-        if ((this.exitMask(t1) & this.exitMask(t2)) !== 0) {
-          if (this.isDescendant(t1.source, t2.source)) remove.add(t2);
-          else {
-            preempted = true;
-            break;
-          }
-        }
-      }
-      if (!preempted) {
-        for (const t of remove) kept.splice(kept.indexOf(t), 1);
-        kept.push(t1);
-      }
-    }
-    return kept;
   }
 
   // ---- the microstep ----
@@ -433,43 +380,24 @@ export class LeanActor<TContext, TInput = unknown> {
       // One transition (nearly every step): what it exits and enters is known from the table after its first
       // step, so a targetless one costs only its actions.
       const t = selected[0]!;
-      const exit = (t.exitable ?? this.exitableOf(t)) & this.config;
+      const exit = (t.exitable ?? exitableOf(this.compiled, t)) & this.config;
       if (exit !== 0) this.exitStates(exit, event);
       const actions = t.row.actions;
       if (actions) this.execute(actions, event);
-      const entered = t.entered ?? this.statesToEnter(selected, false);
+      const entered = t.entered ?? statesToEnter(this.compiled, selected, false);
       if (entered.length > 0) this.enterStates(entered, event);
       return;
     }
     if (!initial) {
       let exit = 0;
-      for (let i = 0; i < selected.length; i++) exit |= this.exitMask(selected[i]!);
+      for (let i = 0; i < selected.length; i++) exit |= exitMask(this.compiled, this.config, selected[i]!);
       this.exitStates(exit, event);
     }
     for (let i = 0; i < selected.length; i++) {
       const actions = selected[i]!.row.actions;
       if (actions) this.execute(actions, event);
     }
-    this.enterStates(this.statesToEnter(selected, initial), event);
-  }
-
-  /** The active states a transition exits, as a configuration mask (bit `i`: state `i`). */
-  private exitMask(t: Selected): number {
-    return (t.exitable ?? this.exitableOf(t)) & this.config;
-  }
-
-  /** The states a transition exits when they are active: it depends only on the table, so it is kept. */
-  private exitableOf(t: Selected): number {
-    let exit = 0;
-    if (t.row.targets?.length) {
-      const domain = this.domain(t);
-      exit = domain === -1 ? this.compiled.everyMask : this.states[domain]!.descendantsMask;
-      // As XState's computeExitSet; a re-entering transition's domain is a proper ancestor of its source (its
-      // LCA), so this never adds a state today.
-      if (t.row.reenter && t.source === domain) exit |= 1 << domain;
-    }
-    t.exitable = exit;
-    return exit;
+    this.enterStates(statesToEnter(this.compiled, selected, initial), event);
   }
 
   /** Exits the states of `exit`, a configuration mask, deepest (last in document order) first. */
@@ -517,7 +445,7 @@ export class LeanActor<TContext, TInput = unknown> {
     }
   }
 
-  private machineOutput(final: State, event: Event): unknown {
+  private machineOutput(final: CompiledState, event: Event): unknown {
     const { outputs } = this.machine.logic;
     const stateOutput =
       final.output === undefined ? undefined : outputs[final.output]!({ context: this.context, event });
@@ -527,156 +455,12 @@ export class LeanActor<TContext, TInput = unknown> {
     return outputs[name]!({ context: this.context, event: doneEvent });
   }
 
-  /**
-   * The states a microstep enters, in document order. What one transition enters depends only on the table,
-   * so it is computed once per transition and kept; several at once (parallel regions) are computed together.
-   */
-  private statesToEnter(transitions: readonly Selected[], initial: boolean): readonly number[] {
-    if (initial) {
-      // The same for every run of the table: computed once.
-      const compiled = this.compiled;
-      if (compiled.initialEntered === undefined) {
-        const set = new Set<number>();
-        this.entrySet(transitions, set);
-        set.add(0);
-        compiled.initialEntered = [...set].sort((a, b) => a - b);
-      }
-      return compiled.initialEntered;
-    }
-    if (transitions.length === 1) {
-      const t = transitions[0]!;
-      if (t.entered === undefined) {
-        const set = new Set<number>();
-        this.entrySet(transitions, set);
-        t.entered = [...set].sort((a, b) => a - b);
-      }
-      return t.entered;
-    }
-    const set = new Set<number>();
-    this.entrySet(transitions, set);
-    return [...set].sort((a, b) => a - b);
-  }
-
-  // ---- entry set (XState's computeEntrySet and its helpers) ----
-
-  private entrySet(transitions: readonly Selected[], toEnter: Set<number>): void {
-    for (const t of transitions) {
-      const targets = t.row.targets ?? [];
-      const domain = this.domain(t);
-      for (const s of targets) {
-        if (t.source !== s || t.source !== domain || t.row.reenter) toEnter.add(s);
-        this.addDescendants(s, toEnter);
-      }
-      for (const s of targets) {
-        const ancestors = this.properAncestors(s, domain);
-        if (domain !== -1 && this.states[domain]!.type === 'parallel') ancestors.push(domain);
-        const reentrancy = this.states[t.source]!.parent === -1 && t.row.reenter ? undefined : domain;
-        this.addAncestors(ancestors, toEnter, reentrancy);
-      }
-    }
-  }
-
-  private addDescendants(s: number, toEnter: Set<number>): void {
-    const state = this.states[s]!;
-    if (state.type === 'compound') {
-      const initial = state.initial!;
-      toEnter.add(initial);
-      this.addDescendants(initial, toEnter);
-    } else if (state.type === 'parallel') {
-      for (const child of state.children) {
-        if (![...toEnter].some((e) => this.isDescendant(e, child))) {
-          toEnter.add(child);
-          this.addDescendants(child, toEnter);
-        }
-      }
-    }
-  }
-
-  private addAncestors(
-    ancestors: readonly number[],
-    toEnter: Set<number>,
-    reentrancy: number | undefined,
-  ): void {
-    for (const anc of ancestors) {
-      if (reentrancy === undefined || this.isDescendant(anc, reentrancy)) toEnter.add(anc);
-      const state = this.states[anc]!;
-      if (state.type !== 'parallel') continue;
-      for (const child of state.children) {
-        if (![...toEnter].some((e) => this.isDescendant(e, child))) {
-          toEnter.add(child);
-          this.addDescendants(child, toEnter);
-        }
-      }
-    }
-  }
-
-  private initialTargets(): number[] {
-    const root = this.states[0]!;
-    if (root.type === 'compound') return [root.initial!];
-    return [...root.children];
-  }
-
-  // ---- tree helpers (XState's, over table indices; -1 stands for "no state") ----
-
-  /** The state whose descendants a transition exits and enters (XState's getTransitionDomain). */
-  private domain(t: Selected): number {
-    return (t.domain ??= this.computeDomain(t));
-  }
-
-  private computeDomain(t: Selected): number {
-    const targets = t.row.targets ?? [];
-    if (!t.row.reenter && targets.every((s) => s === t.source || this.isDescendant(s, t.source)))
-      return t.source;
-    const lca = this.leastCommonAncestor([...targets, t.source]);
-    if (lca !== -1) return lca;
-    return t.row.reenter ? -1 : 0;
-  }
-
-  private leastCommonAncestor(nodes: readonly number[]): number {
-    const [head, ...tail] = nodes;
-    for (const ancestor of this.properAncestors(head!, -1)) {
-      if (tail.every((s) => this.isDescendant(s, ancestor))) return ancestor;
-    }
-    return -1;
-  }
-
-  /** Ancestors of `s` from its parent up, stopping before `upTo` (-1: up to the root, included). */
-  private properAncestors(s: number, upTo: number): number[] {
-    const ancestors: number[] = [];
-    if (s === upTo) return ancestors;
-    for (let m = this.states[s]!.parent; m !== -1 && m !== upTo; m = this.states[m]!.parent)
-      ancestors.push(m);
-    return ancestors;
-  }
-
-  private isActive(s: number): boolean {
-    return (this.config & (1 << s)) !== 0;
-  }
-
-  /** Whether `child` lies strictly below `parent` (every state lies below -1, as below XState's `undefined`). */
-  private isDescendant(child: number, parent: number): boolean {
-    return parent === -1 || this.states[child]!.ancestors.has(parent);
-  }
-
-  private stateValueOf(s: number): unknown {
-    const state = this.states[s]!;
-    const activeChildren = state.children.filter((c) => this.isActive(c));
-    if (state.type === 'compound') {
-      const child = activeChildren[0];
-      if (child === undefined) return {};
-      const type = this.states[child]!.type;
-      if (type === 'atomic' || type === 'final') return this.states[child]!.key;
-    }
-    const value: Record<string, unknown> = {};
-    for (const child of activeChildren) value[this.states[child]!.key] = this.stateValueOf(child);
-    return value;
-  }
-
   // ---- actions and effects ----
 
   private execute(actions: readonly ActionRow[], event: Event): void {
     if (actions.length === 0) return;
-    // One arguments object for the list: the context is patched in place, so it stays the one to pass.
+    // One arguments object for the list: the context is patched in place, so it stays the one to pass; the logic
+    // neither changes nor keeps it (machine-logic.ts, `LogicArgs`).
     const args = { context: this.context, event: event as never };
     const impls = this.machine.logic.actions;
     for (let i = 0; i < actions.length; i++) {
@@ -686,7 +470,7 @@ export class LeanActor<TContext, TInput = unknown> {
         (this.internal ??= []).push(impl.event);
         continue;
       }
-      // The params function gets the same { context, event } as the action (it only reads them).
+      // The params function gets the same { context, event } as the action (it only reads them, `LogicArgs`).
       const params =
         typeof action === 'string'
           ? undefined
@@ -709,8 +493,8 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   /**
-   * Applies a context change in place: the logic never keeps a context it was given, and nothing outside
-   * reads an old one, so the copy XState's `assign` makes would only be garbage.
+   * Applies a context change in place: the logic never keeps a context it was given (machine-logic.ts,
+   * `LogicArgs`), and nothing outside reads an old one, so the copy XState's `assign` makes would only be garbage.
    */
   private patch(changes: Partial<TContext>): void {
     // A for-in loop rather than Object.assign: the changes are object literals (own keys only), and on Hermes the
@@ -826,7 +610,7 @@ export class LeanActor<TContext, TInput = unknown> {
     this.children = unlink(this.children, child);
   }
 
-  private invoke(invoke: State['invoke'][number], event: Event): void {
+  private invoke(invoke: CompiledInvoke, event: Event): void {
     const input =
       invoke.input === undefined
         ? undefined
@@ -887,9 +671,7 @@ export class LeanActor<TContext, TInput = unknown> {
       );
       return;
     }
-    const effect = this.machine.actors[child.src];
-    if (effect === undefined)
-      throw new MachineError(`${this.machine.table.id}: no actor \`${child.src}\` provided`);
+    const effect = this.effectFor(child.src);
     let signal = NEVER_ABORTED;
     if (!this.machine.ignoresSignal?.has(child.src)) {
       child.controller = new AbortController();
@@ -910,6 +692,14 @@ export class LeanActor<TContext, TInput = unknown> {
     } else {
       this.reply(child, true, result);
     }
+  }
+
+  /** The effect an invoked actor or spawned child runs, by its name (`src`): the machine must provide it. */
+  private effectFor(src: string): LeanEffect {
+    const effect = this.machine.actors[src];
+    if (effect === undefined)
+      throw new MachineError(`${this.machine.table.id}: no actor \`${src}\` provided`);
+    return effect;
   }
 
   /**
@@ -938,214 +728,15 @@ export class UnhandledActorError extends MachineError {
   }
 }
 
-/** The event types an invoked actor's answer comes as, made once per table rather than once per answer. */
-interface InvokeReplies {
-  readonly done: string;
-  readonly error: string;
-}
-
-/** A table's state with every list present and what the generated tables leave out worked out. */
-interface State {
-  readonly id: string;
-  /** The type of the event its being done makes (XState's `xstate.done.state.<id>`), made once per table. */
-  readonly doneType: string;
-  readonly key: string;
-  readonly type: NonNullable<StateRow['type']> | 'atomic';
-  readonly parent: number;
-  readonly children: readonly number[];
-  readonly initial?: number | undefined;
-  readonly entry: readonly ActionRow[];
-  readonly exit: readonly ActionRow[];
-  readonly invoke: readonly (NonNullable<StateRow['invoke']>[number] & { readonly replies: InvokeReplies })[];
-  /** Its timers: the delay's name and the event the timer sends. */
-  readonly after: readonly { readonly delay: string; readonly event: string }[];
-  /** Transitions by event type, each paired with this state as its source. */
-  readonly on: ReadonlyMap<string, readonly Selected[]>;
-  readonly always: readonly Selected[];
-  /** `on` of this state, then of each ancestor up to the root, in that order: what selection walks. */
-  readonly onPath: ReadonlyMap<string, readonly Selected[]>;
-  readonly alwaysOnPath: readonly Selected[];
-  readonly output?: string | undefined;
-  readonly atomic: boolean;
-  /** This state, then its ancestors up to the root. */
-  readonly path: readonly number[];
-  /** Its proper ancestors. */
-  readonly ancestors: ReadonlySet<number>;
-  /** Its proper descendants, as a configuration mask. */
-  readonly descendantsMask: number;
-}
-
-interface Compiled {
-  readonly states: readonly State[];
-  /** Every state, as a configuration mask: what a transition without a domain exits. */
-  readonly everyMask: number;
-  /** The states that have eventless transitions, as a configuration mask. */
-  readonly alwaysMask: number;
-  /** For each event type, the states that have transitions for it, as a configuration mask. */
-  readonly eventMasks: ReadonlyMap<string, number>;
-  /** The atomic (and final) states, as a configuration mask. */
-  readonly atomicMask: number;
-  /** The states the initial transition enters, once computed. */
-  initialEntered?: readonly number[];
-  /** The initial transition, once made. */
-  initial?: readonly Selected[];
-}
-
-const compiledTables = new WeakMap<MachineTable, Compiled>();
-
-/** The table's states with every list filled in, once per table. */
-function compile(table: MachineTable): Compiled {
-  let compiled = compiledTables.get(table);
-  if (compiled === undefined) {
-    const rows = table.states;
-    // The configuration is one 32-bit number (derive-table.ts refuses larger machines; this, a table made by hand).
-    if (rows.length > 31)
-      throw new MachineError(`${table.id}: ${rows.length} states, more than the 31 the executor can run`);
-    const ids = stateIds(table);
-    const pathOf = (i: number): number[] => (i === -1 ? [] : [i, ...pathOf(rows[i]!.parent)]);
-    const partial = rows.map((row, i): Omit<State, 'onPath' | 'alwaysOnPath'> => {
-      const path = pathOf(i);
-      const pair = (list: readonly TransitionRow[] = []) => list.map((t) => selected(t, i));
-      const type = row.type ?? 'atomic';
-      return {
-        ...row,
-        id: ids[i]!,
-        doneType: `xstate.done.state.${ids[i]!}`,
-        type,
-        children: rows.flatMap((child, c) => (child.parent === i ? [c] : [])),
-        entry: row.entry ?? [],
-        exit: row.exit ?? [],
-        invoke: (row.invoke ?? []).map((invoke) => ({
-          ...invoke,
-          replies: { done: `xstate.done.actor.${invoke.id}`, error: `xstate.error.actor.${invoke.id}` },
-        })),
-        after: (row.after ?? []).map((delay) => ({ delay, event: afterEvent(delay, ids[i]!) })),
-        on: new Map(Object.entries(row.on ?? {}).map(([type, list]) => [type, pair(list)])),
-        always: pair(row.always),
-        atomic: type === 'atomic' || type === 'final',
-        path,
-        ancestors: new Set(path.slice(1)),
-        descendantsMask: rows.reduce(
-          (mask, _, d) => (pathOf(d).slice(1).includes(i) ? mask | (1 << d) : mask),
-          0,
-        ),
-      };
-    });
-    const states: State[] = partial.map((state) => {
-      const onPath = new Map<string, Selected[]>();
-      const alwaysOnPath: Selected[] = [];
-      for (const s of state.path) {
-        const on = partial[s]!;
-        for (const [type, list] of on.on) onPath.set(type, [...(onPath.get(type) ?? []), ...list]);
-        alwaysOnPath.push(...on.always);
-      }
-      return { ...state, onPath, alwaysOnPath };
-    });
-    let alwaysMask = 0;
-    let atomicMask = 0;
-    const eventMasks = new Map<string, number>();
-    states.forEach((state, i) => {
-      if (state.always.length > 0) alwaysMask |= 1 << i;
-      if (state.atomic) atomicMask |= 1 << i;
-      for (const type of state.on.keys()) eventMasks.set(type, (eventMasks.get(type) ?? 0) | (1 << i));
-    });
-    const everyMask = states.reduce((mask, _, i) => mask | (1 << i), 0);
-    compiled = { states, everyMask, alwaysMask, eventMasks, atomicMask };
-    compiledTables.set(table, compiled);
-  }
-  return compiled;
-}
-
-/** A list linked through `next`: an actor's armed timers and running children, a few at a time, in order. */
-interface Linked<T> {
-  next: T | undefined;
-}
-
-/** The list with `item` at its end. */
-function append<T extends Linked<T>>(head: T | undefined, item: T): T {
-  if (head === undefined) return item;
-  let last = head;
-  while (last.next !== undefined) last = last.next;
-  last.next = item;
-  return head;
-}
-
-/** The list without `item` (the same list when `item` is not on it). */
-function unlink<T extends Linked<T>>(head: T | undefined, item: T): T | undefined {
-  if (head === item) return item.next;
-  for (let node = head; node !== undefined; node = node.next) {
-    if (node.next === item) {
-      node.next = item.next;
-      break;
-    }
-  }
-  return head;
-}
-
-/** Whether `item` is on the list. */
-function listed<T extends Linked<T>>(head: T | undefined, item: T): boolean {
-  for (let node = head; node !== undefined; node = node.next) if (node === item) return true;
-  return false;
-}
-
 /** What `start` runs instead of an event: the initial step (a value no caller can send). */
 const INITIAL: unique symbol = Symbol('initial step');
 
 /** The event of the initial step, as XState's. */
 const INIT_EVENT: Event = Object.freeze({ type: 'xstate.init' });
 
-/** No transition selected. */
-const NONE: readonly Selected[] = Object.freeze([]);
-
 /** The signal of an effect that answers at once: nothing is left to abort by the time a state could be left. */
 const NEVER_ABORTED = new AbortController().signal;
 
-/** A transition and the state it is defined on, with what the table alone decides about it, once known. */
-interface Selected {
-  readonly row: FullRow;
-  readonly source: number;
-  /** Its domain (XState's getTransitionDomain). */
-  domain: number | undefined;
-  /** The states it enters, in document order. */
-  entered: readonly number[] | undefined;
-  /** A list of just this transition: what selection returns when it alone is enabled. */
-  alone: readonly Selected[] | undefined;
-  /** The states it exits when they are active, as a configuration mask, once known. */
-  exitable: number | undefined;
-}
-
-/** A table's transition row with every field present (`selected`). */
-type FullRow = { readonly [K in keyof TransitionRow]-?: TransitionRow[K] | undefined };
-
-/**
- * A transition paired with its source, its row with every field present: on Hermes reading a property an object
- * lacks costs a walk up its prototypes (several times a present one's cost), and selection reads `guard`,
- * `actions` and `targets` of every candidate.
- */
-function selected(row: TransitionRow, source: number): Selected {
-  return {
-    row: { targets: row.targets, guard: row.guard, actions: row.actions, reenter: row.reenter },
-    source,
-    domain: undefined,
-    entered: undefined,
-    alone: undefined,
-    exitable: undefined,
-  };
-}
-
 function isPromiseLike(value: unknown): value is PromiseLike<unknown> {
   return typeof (value as { then?: unknown } | null)?.then === 'function';
-}
-
-/** XState's `matchesState(test, value)`. */
-export function matchesValue(test: unknown, value: unknown): boolean {
-  if (typeof test === 'string') {
-    if (typeof value === 'string') return test === value;
-    return typeof value === 'object' && value !== null && test in value;
-  }
-  if (typeof value === 'string') return false;
-  const v = value as Record<string, unknown>;
-  return Object.entries(test as Record<string, unknown>).every(
-    ([key, sub]) => key in v && matchesValue(sub, v[key]),
-  );
 }

@@ -4,29 +4,45 @@ import { assign, enqueueActions, fromCallback, raise, sendParent, type EventObje
  * A machine's named implementations as plain functions: the single source both runners call. The XState
  * machine wraps each action with `assign`, `enqueueActions` or `raise` (`xstateActions` below); the lean
  * executor (src/engine/lean-actor.ts) calls the same functions directly, following the table that
- * machines/derive-table.ts derives from the machine. Nothing here imports a runner.
+ * src/engine/derive-table.ts derives from the machine. Nothing here imports a runner.
  */
 export interface MachineLogic<TContext, TInput = unknown> {
   /** The initial context, from the machine's input. */
   context(args: { input: TInput }): TContext;
   guards: Record<string, Guard<TContext>>;
-  delays: Record<string, (args: { context: TContext }) => number>;
+  delays: Record<string, (args: { readonly context: ReadonlyContext<TContext> }) => number>;
   actions: Record<string, ActionImpl<TContext>>;
   /** Invocation inputs, by name: what an invoked actor is given. */
-  inputs: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+  inputs: Record<string, (args: LogicArgs<TContext, unknown>) => unknown>;
   /** Action parameters computed from the event being handled, by name. */
-  params: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+  params: Record<string, (args: LogicArgs<TContext, unknown>) => unknown>;
   /** Final states' outputs (and the machine's), by name. */
-  outputs: Record<string, (args: { context: TContext; event: unknown }) => unknown>;
+  outputs: Record<string, (args: LogicArgs<TContext, unknown>) => unknown>;
 }
 
-/** A guard only reads its arguments, and keeps nothing of them: the lean executor passes one object to several. */
-export type Guard<TContext> = (args: { context: TContext; event: never }) => boolean;
+/**
+ * What every logic function (guard, action, delay, input, params, output) is given: the context and the event
+ * being handled. It only reads them, and keeps neither the arguments nor the context: the lean executor writes
+ * an action's changes into the context in place (no copy, unlike XState's `assign`) and hands one arguments
+ * object to several guards in turn. `readonly` holds this one level deep; test/engine/checked-logic.ts holds the
+ * rest on every differential run (anything changed however deep, or used after the call, fails the run).
+ */
+export interface LogicArgs<TContext, TEvent = never> {
+  readonly context: ReadonlyContext<TContext>;
+  readonly event: TEvent;
+}
+
+/** The context, its fields `readonly`; any context stays `any` (`Readonly<any>` would fit no context type). */
+type ReadonlyContext<TContext> = 0 extends 1 & TContext ? TContext : Readonly<TContext>;
+
+/** A question about the context and event: it only reads them (`LogicArgs`). */
+export type Guard<TContext> = (args: LogicArgs<TContext>) => boolean;
 
 /**
  * What an action of one step does besides changing context: children started and stopped, events sent to
  * children (by id; each must be running), events emitted. A child's `src` is an actor, or a machine the runner
- * knows (`MachineDefinition.machines`: the outbox's `outboxEntry`).
+ * knows (`MachineDefinition.machines`: the outbox's `outboxEntry`). Both runners do them in this order, after
+ * the changes: stop, start, send, emit (test/engine/effect-order.test.ts pins where they fall in a step).
  */
 export interface ActionStep<TContext, TEmitted = unknown> {
   changes: Partial<TContext>;
@@ -36,13 +52,16 @@ export interface ActionStep<TContext, TEmitted = unknown> {
   emit?: readonly TEmitted[];
 }
 
-type ActionArgs<TContext> = { context: TContext; event: never };
+type ActionArgs<TContext> = LogicArgs<TContext>;
 
 /** The kinds of action a machine may use; each maps to one XState action creator. */
 export type ActionImpl<TContext> =
   AssignImpl<TContext> | EmitImpl<TContext> | StepImpl<TContext> | RaiseImpl | SendParentImpl<TContext>;
 
-/** A context change (`assign`). */
+/**
+ * A context change (`assign`): it returns the changed fields, and changes nothing it was given (`LogicArgs`);
+ * the executor writes them into the context.
+ */
 export interface AssignImpl<TContext> {
   kind: 'assign';
   run(args: ActionArgs<TContext>, params: never): Partial<TContext>;

@@ -1,7 +1,7 @@
 /**
  * A machine's structure as plain data: what the lean executor (src/engine/lean-actor.ts) follows instead of
  * an XState actor. Each `<machine>.table.ts` is generated from the XState machine by `npm run tables`
- * (machines/derive-table.ts), never written by hand; test/machines/tables.test.ts fails when one is stale.
+ * (src/engine/derive-table.ts), never written by hand; test/machines/tables.test.ts fails when one is stale.
  * Names refer to the machine's logic (`<machine>.logic.ts`): guards, actions, delays, inputs, params, outputs.
  * Empty lists, and whatever the executor can work out from the rest (state ids, children, the atomic type,
  * timer events), are left out, to keep what an app bundles small.

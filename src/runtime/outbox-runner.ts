@@ -29,7 +29,7 @@ import type { OutboxClaims, OutboxEntry, OutboxStore } from '../stores/outbox-st
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { childMachine } from '../engine/child-machine.js';
-import { matchesValue } from '../engine/lean-actor.js';
+import { matchesValue } from '../engine/algorithm.js';
 import { spreadUnkeyed } from './claim-spread.js';
 import { STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
 import { OutboxClaimer } from './outbox-claimer.js';

@@ -1,3 +1,8 @@
+// The engine's conformance suite: the differential property tests (test/engine/*.differential.property.test.ts)
+// run each machine, and a feature machine made for the purpose, in the lean executor (src/engine/algorithm.ts and
+// src/engine/lean-actor.ts) and as a real XState actor side by side, and fail on the first difference. What
+// XState does is the specification; a change to the engine keeps these passing, and each suite's mutants (wrong
+// executors) show the comparison would notice. This file is their shared harness.
 import { isDeepStrictEqual } from 'node:util';
 import { fc, test } from '@fast-check/vitest';
 import { createActor, fromCallback, fromPromise, type AnyStateMachine, type EventObject } from 'xstate';
@@ -13,11 +18,13 @@ import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-c
 import { LeanActor, type LeanEffect } from '../../src/engine/lean-actor.js';
 import { childMachine, runningChildMachines } from '../../src/engine/child-machine.js';
 import { clockTimers, type Timers } from '../../src/engine/timers.js';
+import { checkedLogic } from './checked-logic.js';
 
 /**
  * Runs one machine twice, side by side: as a real XState actor and in the lean executor, each on its own
  * simulated clock, with effects the test answers by hand. After every stimulus both are compared: status,
- * state value, context, emitted events, invocations (and aborts), armed timers and output.
+ * state value, context, emitted events, invocations (and aborts), armed timers and output; and the lean
+ * side's logic must have kept the rules for logic authors on every call (checked-logic.ts).
  */
 export interface Invocation {
   src: string;
@@ -88,6 +95,8 @@ export interface Side {
   readonly clock: SimulatedClock;
   readonly effects: Effects;
   readonly emitted: unknown[];
+  /** The rules for logic authors its logic broke (checked-logic.ts): the lean side checks them, XState's not. */
+  readonly brokenRules: ReadonlySet<string>;
   send(event: EventObject): void;
   observe(): Observation;
 }
@@ -127,7 +136,7 @@ function providedMachine(mut: MachineUnderTest): AnyStateMachine {
         runOf(system).effects.invoke(src, i, signal),
     );
   for (const [src, toEvent] of Object.entries(mut.spawned ?? {})) {
-    // As replyingActor (machines/machine-logic.ts), which cannot serve here: each run reads its effects from the
+    // As replyingActor (src/engine/machine-logic.ts), which cannot serve here: each run reads its effects from the
     // actor's system. One event, and no abort once sent.
     actors[src] = fromCallback<EventObject, never>(({ input: i, sendBack, system }) => {
       const { effects, clock } = runOf(system);
@@ -186,6 +195,7 @@ export function xstateSide(mut: MachineUnderTest, input: unknown, startAt: numbe
     clock,
     effects,
     emitted,
+    brokenRules: new Set(),
     send: (event) => {
       if (actor.getSnapshot().status === 'active') actor.send(event);
     },
@@ -281,17 +291,19 @@ export function leanSide(
   for (const [src, toEvent] of Object.entries(mut.spawned ?? {}))
     actors[src] = spawnedEffect(effects, src, toEvent, clock);
   let status = 'active';
+  // Every logic function checked on every call: the runs hold the rules for logic authors too.
+  const brokenRules = new Set<string>();
   const actor = new LeanActor(
     {
       table,
-      logic: mut.logic,
+      logic: checkedLogic(table.id, mut.logic, brokenRules),
       timers,
       actors,
       machines: Object.fromEntries(
-        Object.entries(mut.machines ?? {}).map(([name, m]) => [
-          name,
-          childMachine(mutation.machines?.[name] ?? m.table, m.logic),
-        ]),
+        Object.entries(mut.machines ?? {}).map(([name, m]) => {
+          const childTable = mutation.machines?.[name] ?? m.table;
+          return [name, childMachine(childTable, checkedLogic(childTable.id, m.logic, brokenRules))];
+        }),
       ),
     },
     input as never,
@@ -305,6 +317,7 @@ export function leanSide(
     clock,
     effects,
     emitted,
+    brokenRules,
     send: (event) => actor.send(event),
     observe: () => ({
       status: actor.status === 'active' ? status : actor.status,
@@ -338,6 +351,11 @@ export async function settleIn(rounds: number, ...sides: Side[]): Promise<void> 
 
 /** The two sides agree on everything observable; `where` says after which stimulus. */
 export function expectSame(mut: MachineUnderTest, a: Side, b: Side, where: string): void {
+  if (a.brokenRules.size + b.brokenRules.size > 0)
+    expect(
+      [...a.brokenRules, ...b.brokenRules],
+      `${where}: rules for logic (machine-logic.ts, LogicArgs)`,
+    ).toEqual([]);
   const oa = a.observe();
   const ob = b.observe();
   const strip = (context: Record<string, unknown>) => {
