@@ -7,8 +7,6 @@ import { LINE_LIMIT, functionLengths, functionsOver } from '../../scripts/functi
  * only shrink: a listed function that grows fails, and one that falls to the limit or under must leave the list.
  */
 const ALLOWED_OVER_LIMIT: Readonly<Record<string, number>> = {
-  // The closure that validates the client's options and wires every part; its parts are to become named methods.
-  'src/runtime/create-failover-client.ts createClient': 516,
   // Checks a request's fields and shapes what is sent, in one pass: to be split by field.
   'src/runtime/prepare-request.ts prepareRequest': 146,
 };
