@@ -29,7 +29,7 @@ import { prepareRequest, type FailoverRequest, type PreparedRequest } from './pr
 import { prepareRequestMachine } from './prepare-request-machine.js';
 import { createProbe } from './probe.js';
 import { redactEvent, withoutQuery } from './redact.js';
-import { RequestEffects } from './request-effects.js';
+import { isOffline } from './request-effects.js';
 import { InteractiveRun, RequestRun, type InFlightRequest, type RequestHost } from './request-run.js';
 import { createRetrySlots } from './retry-slots.js';
 import { createServerHolds, type ServerHolds } from './server-holds.js';
@@ -65,7 +65,7 @@ export class FailwiseClient implements FailoverClient {
   readonly #unsubscribeConnectivity: (() => void) | undefined;
   /** The requests in flight (durable sends included): connectivity hints and close() reach each. */
   readonly #inFlight = new Set<InFlightRequest>();
-  /** The policy the client's own machines hold in their context (`#inspectable`). */
+  /** The policy the health and outbox machines hold in their context (`#inspectable`). */
   readonly #machinePolicy: Policy;
   #requests = 0;
   #closed = false;
@@ -94,20 +94,6 @@ export class FailwiseClient implements FailoverClient {
     const auth = options.auth && createAuthCoordinator(options.auth);
     const { reconcile, connectivity } = options;
     const retrySlots = createRetrySlots(policy.retryBudget);
-    const inFlight = this.#inFlight;
-    const effects = new RequestEffects({
-      clock,
-      transport,
-      policy,
-      originsById,
-      origins: monitor,
-      holds,
-      retrySlots,
-      inFlight,
-      auth,
-      reconcile,
-      connectivity,
-    });
     this.#host = {
       clock,
       wantsEvents: options.onEvent !== undefined,
@@ -115,13 +101,15 @@ export class FailwiseClient implements FailoverClient {
       originsById,
       monitor,
       holds,
-      inFlight,
+      inFlight: this.#inFlight,
       retrySlots,
-      effects,
+      policy,
+      transport,
+      auth,
+      reconcile,
+      connectivity,
       machine: prepareRequestMachine(this.#runner, clock, { auth: !!auth, reconcile: !!reconcile }),
       originIds: origins.map((origin) => origin.id),
-      canRefreshAuth: !!auth,
-      canReconcile: !!reconcile,
       random: options.random,
       inspected: options.inspect !== undefined,
     };
@@ -224,7 +212,7 @@ export class FailwiseClient implements FailoverClient {
     const trace = telemetry && telemetry.request(this.#traced(requestId, prepared), startedAt);
     const run = new InteractiveRun(this.#host, requestId, prepared, startedAt, trace);
     // Rule 6: while the connectivity source says offline, an interactive request fails at once.
-    if (this.#host.effects.isOffline()) {
+    if (isOffline(this.#host)) {
       run.emit('failed', undefined, 0, { reason: 'offline' });
       const outcome: Outcome = { status: 'failed', reason: 'offline', attempts: 0, elapsedMs: 0 };
       if (trace) trace.end(outcome, startedAt);
@@ -329,7 +317,7 @@ export class FailwiseClient implements FailoverClient {
   }
 
   /**
-   * The policy the client's own machines hold in their context. The Stately browser inspector's default
+   * The policy as the client's machines hold it in their context. The Stately browser inspector's default
    * serializer writes into an object with more than 10 keys for a moment; the policy is frozen, so an inspected
    * client's machines get a shallow copy (same values) that the serializer may write into.
    */
@@ -346,13 +334,13 @@ export class FailwiseClient implements FailoverClient {
     const options = this.#options;
     const clock = this.#clock;
     const originOf = (id: string) => originsById.get(id)!;
-    const isOffline = () => options.connectivity?.current() === 'offline';
+    const offline = () => options.connectivity?.current() === 'offline';
     const probe = createProbe(options.probe, {
       transport: this.#transport,
       clock,
       policy: this.policy,
       originOf,
-      isOffline,
+      isOffline: offline,
       holds,
     });
     return createHealthMonitor({
@@ -399,7 +387,7 @@ export class FailwiseClient implements FailoverClient {
             runner: this.#runner,
             // Named when durable work loads, not when the client is made (a name never fails: idempotency-keys.ts).
             owner: options.outboxOwner ?? ownerName(options.generateIdempotencyKey),
-            isOffline: () => this.#host.effects.isOffline(),
+            isOffline: () => isOffline(this.#host),
             primary,
             notify: (event) => this.#notify(event),
             requestRun: (requestId, prepared, startedAt, trace) =>

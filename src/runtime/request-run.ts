@@ -26,10 +26,15 @@ import type { DecisionEventDraft, RequestEvent, RequestEventDetails } from './de
 import type { RunOutput } from './durable-entry.js';
 import type { HealthMonitor } from './health-monitor.js';
 import type { PreparedRequest } from './prepare-request.js';
-import type { RequestEffects } from './request-effects.js';
+import * as effects from './request-effects.js';
 import type { RetrySlots } from './retry-slots.js';
 import type { ServerHolds } from './server-holds.js';
 import type { TelemetryRun } from './telemetry.js';
+import type { ResolvedOrigin } from './validate-client-options.js';
+import type { AuthCoordinator } from './auth-coordinator.js';
+import type { ReconcileHook } from './client-options.js';
+import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
+import type { Transport } from '../transports/transport.js';
 
 /** What every request of one client shares: the client's own parts that a request reports to and asks of. */
 export interface RequestHost {
@@ -37,20 +42,23 @@ export interface RequestHost {
   /** Whether the app listens to decision events (`onEvent`): without it none is built. */
   readonly wantsEvents: boolean;
   notify(event: DecisionEventDraft): void;
-  readonly originsById: ReadonlyMap<string, { id: string; host: string }>;
-  readonly monitor: Pick<HealthMonitor, 'report'>;
+  readonly originsById: ReadonlyMap<string, ResolvedOrigin>;
+  /** The origin set's health: it hears each attempt's evidence, and chooses the origin of the next. */
+  readonly monitor: Pick<HealthMonitor, 'report' | 'choose' | 'chooseUnheld'>;
   readonly holds: ServerHolds;
   /** The requests in flight: connectivity hints and close() reach each; nothing looks one up. */
   readonly inFlight: Set<InFlightRequest>;
   readonly retrySlots: RetrySlots;
-  /** What the request machine asks of the client (request-effects.ts). */
-  readonly effects: RequestEffects;
+  // What the machine's effects need besides (request-effects.ts).
+  readonly policy: Policy;
+  readonly transport: Transport;
+  readonly auth: AuthCoordinator | undefined;
+  readonly reconcile: ReconcileHook | undefined;
+  readonly connectivity: ConnectivitySource | undefined;
   /** The request machine, prepared once for the client (prepare-request-machine.ts). */
   readonly machine: PreparedMachine<RequestMachineContext, RequestMachineInput>;
   /** What every request's machine starts with besides the request's own. */
   readonly originIds: readonly string[];
-  readonly canRefreshAuth: boolean;
-  readonly canReconcile: boolean;
   readonly random: (() => number) | undefined;
   /**
    * Whether the machines are inspected: the Stately browser inspector's default serializer writes into an
@@ -71,7 +79,7 @@ const OFFLINE = { type: 'connectivity.offline' };
  * One request in flight (or one send of an outbox entry), like TanStack Query's `Retryer`: it owns the caller's
  * signal, its machine run, the promise the caller awaits (`done`), its decision events, and it answers what its
  * machine asks for (`transport`, `chooseOrigin`, ...: the run calls these methods of its observer, and each hands
- * the request itself to the client's effects). It observes its run and listens to the caller's signal itself
+ * the request itself to the effects, request-effects.ts). It observes its run and listens to the caller's signal itself
  * (`handleEvent`), its methods on the prototype: a request in flight holds no closures of its own but its
  * promise's two resolving functions (bench/memory.ts).
  */
@@ -121,12 +129,12 @@ export class RequestRun<T = RunOutput> implements RunObserver {
           policy: host.inspected ? { ...policy } : policy,
           budgetMs: prepared.deadlineMs ?? policy.budgetMs,
           startedAt: host.clock.now(),
-          canRefreshAuth: host.canRefreshAuth,
-          canReconcile: host.canReconcile,
+          canRefreshAuth: host.auth !== undefined,
+          canReconcile: host.reconcile !== undefined,
           // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
           deferrable: false,
           random: host.random,
-          deviceOffline: host.effects.isOffline(),
+          deviceOffline: effects.isOffline(host),
         },
         this,
       );
@@ -179,23 +187,23 @@ export class RequestRun<T = RunOutput> implements RunObserver {
   // ---- what the machine asks for: each handed to the client's effects with the request itself ----
 
   transport(input: AttemptInput, signal: AbortSignal): PromiseLike<AttemptOutput> {
-    return this.host.effects.attempt(this, input, signal);
+    return effects.attempt(this, input, signal);
   }
 
   chooseOrigin(input: ChooseOriginInput): ChooseOriginOutput {
-    return this.host.effects.chooseOrigin(this, input);
+    return effects.chooseOrigin(this, input);
   }
 
   claimRetry(): ClaimRetryOutput {
-    return this.host.effects.claimRetry(this);
+    return effects.claimRetry(this);
   }
 
   refreshAuth(input: RefreshAuthInput): Promise<RefreshAuthOutput> {
-    return this.host.effects.refreshAuth(this, input);
+    return effects.refreshAuth(this, input);
   }
 
   reconcile(input: ReconcileInput): Promise<ReconcileOutput> {
-    return this.host.effects.reconcile(this, input);
+    return effects.reconcile(this, input);
   }
 
   /** A decision event of this request, with the fields every one of its events carries (when the app listens). */
