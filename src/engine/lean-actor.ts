@@ -50,8 +50,8 @@ export interface LeanMachine<TContext, TInput> {
 }
 
 /**
- * What one run tells its owner. An object with methods rather than three callbacks: a request's own object (the
- * request driver's) observes its run, so a run in flight holds no closures for it.
+ * What one run tells its owner. An object with methods rather than three callbacks: a request's own object (its
+ * `RequestRun`) observes its run, so a run in flight holds no closures for it.
  */
 export interface LeanObserver {
   /** The machine's emitted events, after the step that emitted them. */

@@ -41,7 +41,7 @@ export interface ClientOutbox {
 }
 
 /**
- * What the client fixes when `request()` is called, before durable work is loaded (create-failover-client.ts):
+ * What the client fixes when `request()` is called, before durable work is loaded (failwise-client.ts):
  * the entry's id, when the request started, and its budget's timer, armed then, so that the time taken to load
  * durable work counts against the budget instead of moving it.
  */
