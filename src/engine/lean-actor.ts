@@ -43,8 +43,8 @@ export interface LeanMachine<TContext, TInput> {
    */
   ignoresSignal?: ReadonlySet<string> | undefined;
   /**
-   * Names of invoked actors each run answers itself: its observer (the run's own object, one per request) has a
-   * method of that name, called with the observer as `this`, so an effect reaches its request without a lookup.
+   * Names of invoked actors each run answers itself: its observer (the run's own object) has a method of that name,
+   * called with the observer as `this`, so an effect reaches what it runs for without a lookup or a closure.
    */
   runEffects?: ReadonlySet<string> | undefined;
 }

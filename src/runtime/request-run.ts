@@ -49,7 +49,7 @@ export interface RequestHost {
   /** The requests in flight: connectivity hints and close() reach each; nothing looks one up. */
   readonly inFlight: Set<InFlightRequest>;
   readonly retrySlots: RetrySlots;
-  // What the machine's effects need besides (request-effects.ts).
+  // What the request machine's effects need (request-effects.ts).
   readonly policy: Policy;
   readonly transport: Transport;
   readonly auth: AuthCoordinator | undefined;
