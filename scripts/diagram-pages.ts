@@ -26,7 +26,7 @@ const machines: readonly MachineEntry[] = [
     decides:
       'How one request ends: where each attempt goes (it asks `chooseOrigin`), whether a failure is retried after a wait (backoff, at least the Retry-After), answered with one auth refresh (a 401), handed to `reconcile` (a keyless write whose fate is unknown), deferred or given up with a reason, within `policy.attempts.max` attempts and the time budget.',
     runBy:
-      'One run per request (`src/runtime/request-driver.ts`, the only place that starts it), in the lean executor from `machines/request/request.table.ts`, or as an XState actor when the client is inspected; the outbox runs one per send of a durable entry.',
+      'One run per request (its `RequestRun`, `src/runtime/request-run.ts`, the only place that starts it), in the lean executor from `machines/request/request.table.ts`, or as an XState actor when the client is inspected; the outbox runs one per send of a durable entry.',
   },
   {
     name: 'originHealthMachine',

@@ -47,10 +47,18 @@ export interface PrepareOptions {
   spawned?: Readonly<Record<string, (input: never, signal: AbortSignal) => Promise<{ type: string }>>>;
   /** Actors (invoked or spawned) that ignore their signal: the lean executor makes no AbortController for them. */
   ignoresSignal?: ReadonlySet<string> | undefined;
+  /**
+   * Invoked actors each run answers itself, by name: `start`'s observer (the run's own object) has a method of
+   * each name, with its code on the prototype, so a run's effects need no closure and no lookup of their own.
+   */
+  runEffects?: ReadonlySet<string> | undefined;
 }
 
 export interface PreparedMachine<TContext, TInput> {
-  /** Starts one run from `input`; `observer` hears its emitted events, its steps and its end. */
+  /**
+   * Starts one run from `input`; `observer` hears its emitted events, its steps and its end, and answers the
+   * effects named in `runEffects`.
+   */
   start(input: TInput, observer?: RunObserver): MachineRun<TContext>;
 }
 
@@ -81,6 +89,7 @@ export const leanRunner: MachineRunner = {
       actors: spawned ? { ...options.actors, ...spawned } : options.actors,
       machines: definition.machines,
       ignoresSignal: options.ignoresSignal,
+      runEffects: options.runEffects,
     };
     return { start: (input, observer) => new LeanActor(machine, input, observer).start() };
   },

@@ -1,7 +1,7 @@
 import { createActor, fromPromise, type AnyStateMachine, type InspectionEvent, type Observer } from 'xstate';
 import { MachineError } from '../errors/machine-error.js';
 import { replyingActor } from './machine-logic.js';
-import type { LeanStatus } from './lean-actor.js';
+import type { LeanEffect, LeanStatus } from './lean-actor.js';
 import { WithheldError } from '../errors/withheld-error.js';
 import type { MachineRun, MachineRunner, RunObserver } from './machine-runner.js';
 
@@ -22,22 +22,46 @@ export function createXStateRunner(
       if (machine === undefined)
         throw new MachineError(`xstateRunner: no machine with id ${definition.table.id}`);
       const actors: Record<string, unknown> = {};
-      for (const [name, effect] of Object.entries(options.actors)) {
-        // A promise either way: an effect that answers at once, or throws, settles the promise. What it threw
-        // reaches the machine (and so the inspector) by name only.
-        actors[name] = fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) =>
-          Promise.resolve()
-            .then(() => effect(input, signal))
-            .catch((error: unknown) => {
-              throw new WithheldError(error);
-            }),
-        );
-      }
+      for (const [name, effect] of Object.entries(options.actors)) actors[name] = promiseActor(effect);
       for (const [name, run] of Object.entries(options.spawned ?? {})) actors[name] = replyingActor(run);
       const provided = machine.provide({ actors } as never);
-      return { start: (input, observer) => startActor(provided, input, options.clock, observer, inspect) };
+      const { runEffects } = options;
+      return {
+        start: (input, observer) =>
+          startActor(
+            runEffects && observer
+              ? provided.provide({ actors: ownActors(runEffects, observer) } as never)
+              : provided,
+            input,
+            options.clock,
+            observer,
+            inspect,
+          ),
+      };
     },
   };
+}
+
+/**
+ * An effect as an XState actor: a promise either way, so an effect that answers at once, or throws, settles the
+ * promise. What it threw reaches the machine (and so the inspector) by name only.
+ */
+function promiseActor(effect: LeanEffect, self?: unknown) {
+  return fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) =>
+    Promise.resolve()
+      .then(() => effect.call(self, input, signal))
+      .catch((error: unknown) => {
+        throw new WithheldError(error);
+      }),
+  );
+}
+
+/** The effects one run answers itself (`runEffects`): its observer's methods, as that run's own actors. */
+function ownActors(names: ReadonlySet<string>, observer: RunObserver): Record<string, unknown> {
+  const actors: Record<string, unknown> = {};
+  const own = observer as unknown as Record<string, LeanEffect>;
+  for (const name of names) actors[name] = promiseActor(own[name]!, observer);
+  return actors;
 }
 
 /** One run of a machine as an XState actor, seen through the `MachineRun` seam. */

@@ -9,7 +9,7 @@ import { memoryStore } from '../stores/memory-store.js';
 import type { DecisionEventDraft } from './decision-events.js';
 import type { RequestRun } from './request-run.js';
 import { outboxDecisionEvent } from './outbox-decision-event.js';
-import { preparedOf, sendResultOf, type RunOutput } from './durable-entry.js';
+import { preparedOf, sendResultOf } from './durable-entry.js';
 import { errorNameOf } from '../policy/error-name.js';
 import { createOutboxRunner, type OutboxRunner } from './outbox-runner.js';
 import { DurableRequest, type DurableRequests } from './durable-request.js';
@@ -41,7 +41,7 @@ export interface ClientOutbox {
 }
 
 /**
- * What the client fixes when `request()` is called, before durable work is loaded (create-failover-client.ts):
+ * What the client fixes when `request()` is called, before durable work is loaded (failwise-client.ts):
  * the entry's id, when the request started, and its budget's timer, armed then, so that the time taken to load
  * durable work counts against the budget instead of moving it.
  */
@@ -87,8 +87,6 @@ export interface DurableWorkDeps {
   primary: string;
   notify: (event: DecisionEventDraft) => void;
   requestRun: RunOf;
-  /** Runs the request machine for `record` to its end; `signal` cancels it. */
-  run: (record: RequestRun, policy: Policy, signal: AbortSignal | undefined) => Promise<RunOutput>;
   telemetry?: TelemetrySession | undefined;
   /** What telemetry may know of a request. */
   traced: (requestId: string, prepared: PreparedRequest) => TelemetryRequest;
@@ -96,7 +94,7 @@ export interface DurableWorkDeps {
 
 /**
  * Durable work: the outbox runner on the client's store, `lifetime: 'durable'` requests, and the sends the
- * outbox makes (each one run of the request machine through `run`). See docs/durable.md. The client loads this
+ * outbox makes (each one run of the request machine: a `RequestRun`). See docs/durable.md. The client loads this
  * module with `import()` when it is first needed: at once when it is given a store, otherwise on the first
  * durable request.
  */
@@ -179,7 +177,7 @@ class Durable {
 
   /** One send of an outbox entry: a run of the request machine, within what is left of the entry's attempts. */
   async #sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
-    const { clock, policy, telemetry, requestRun, run } = this.deps;
+    const { clock, policy, telemetry, requestRun } = this.deps;
     const prepared = preparedOf(entry);
     const startedAt = clock.now();
     const trace = telemetry?.send(
@@ -193,7 +191,7 @@ class Durable {
     // `entry.attempts` counts this send's first attempt already.
     const left = Math.max(1, Math.min(policy.attempts.max, policy.durable.maxAttempts - entry.attempts + 1));
     const runPolicy = left === policy.attempts.max ? policy : { ...policy, attempts: { max: left } };
-    const output = await run(send, runPolicy, signal);
+    const output = await send.start(runPolicy, signal);
     trace?.end(output, clock.now());
     this.#shared.sendWaiters.get(entry.id)?.(output);
     if (output.status === 'succeeded') send.emit('succeeded', output.origin, output.attempts, {});

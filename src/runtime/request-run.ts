@@ -1,41 +1,98 @@
 import type { Clock } from '../clock/clock.js';
+import type { LeanEnd } from '../engine/lean-actor.js';
+import type { MachineRun, PreparedMachine, RunObserver } from '../engine/machine-runner.js';
+import { MachineError } from '../errors/machine-error.js';
+import { attemptEvidence } from '../policy/attempt-evidence.js';
+import { cancelledBeforeStart } from '../policy/classify-failure.js';
 import type { Failure } from '../policy/failure.js';
 import type { Outcome } from '../policy/outcome.js';
-import type { RequestMachineEmitted, RequestMachineOutput } from '../../machines/request/request.types.js';
+import type { Policy } from '../policy/policy.js';
+import type {
+  AttemptInput,
+  AttemptOutput,
+  ChooseOriginInput,
+  ChooseOriginOutput,
+  ClaimRetryOutput,
+  ReconcileInput,
+  ReconcileOutput,
+  RefreshAuthInput,
+  RefreshAuthOutput,
+  RequestMachineContext,
+  RequestMachineEmitted,
+  RequestMachineInput,
+  RequestMachineOutput,
+} from '../../machines/request/request.types.js';
 import type { DecisionEventDraft, RequestEvent, RequestEventDetails } from './decision-events.js';
 import type { RunOutput } from './durable-entry.js';
 import type { HealthMonitor } from './health-monitor.js';
 import type { PreparedRequest } from './prepare-request.js';
-import type { RequestObserver, RunningRequest } from './request-driver.js';
+import * as effects from './request-effects.js';
 import type { RetrySlots } from './retry-slots.js';
 import type { ServerHolds } from './server-holds.js';
 import type { TelemetryRun } from './telemetry.js';
+import type { ResolvedOrigin } from './validate-client-options.js';
+import type { AuthCoordinator } from './auth-coordinator.js';
+import type { ReconcileHook } from './client-options.js';
+import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
+import type { Transport } from '../transports/transport.js';
 
-/** What every request of one client shares: the client's own parts that a request reports to. */
+/** What every request of one client shares: the client's own parts that a request reports to and asks of. */
 export interface RequestHost {
   readonly clock: Clock;
   /** Whether the app listens to decision events (`onEvent`): without it none is built. */
   readonly wantsEvents: boolean;
   notify(event: DecisionEventDraft): void;
-  readonly originsById: ReadonlyMap<string, { id: string; host: string }>;
-  readonly monitor: Pick<HealthMonitor, 'report'>;
+  readonly originsById: ReadonlyMap<string, ResolvedOrigin>;
+  /** The origin set's health: it hears each attempt's evidence, and chooses the origin of the next. */
+  readonly monitor: Pick<HealthMonitor, 'report' | 'choose' | 'chooseUnheld'>;
   readonly holds: ServerHolds;
-  /** The requests in flight, by id. */
-  readonly inFlight: Map<string, RequestRun<unknown>>;
+  /** The requests in flight: connectivity hints and close() reach each; nothing looks one up. */
+  readonly inFlight: Set<InFlightRequest>;
   readonly retrySlots: RetrySlots;
+  // What the request machine's effects need (request-effects.ts).
+  readonly policy: Policy;
+  readonly transport: Transport;
+  readonly auth: AuthCoordinator | undefined;
+  readonly reconcile: ReconcileHook | undefined;
+  readonly connectivity: ConnectivitySource | undefined;
+  /** The request machine, prepared once for the client (prepare-request-machine.ts). */
+  readonly machine: PreparedMachine<RequestMachineContext, RequestMachineInput>;
+  /** What every request's machine starts with besides the request's own. */
+  readonly originIds: readonly string[];
+  readonly random: (() => number) | undefined;
+  /**
+   * Whether the machines are inspected: the Stately browser inspector's default serializer writes into an
+   * object with more than 10 keys for a moment, and the policy is frozen, so an inspected request's machine
+   * gets a shallow copy (same values) that the serializer may write into.
+   */
+  readonly inspected: boolean;
 }
 
+/** A request in flight as the client reaches it: to pass a hint on, or to cancel it and wait for its end. */
+export type InFlightRequest = Pick<RequestRun<unknown>, 'cancel' | 'connectivity' | 'done'>;
+
+const CANCEL = { type: 'request.cancel' };
+const ONLINE = { type: 'connectivity.online' };
+const OFFLINE = { type: 'connectivity.offline' };
+
 /**
- * One request in flight (or one send of an outbox entry): its decision events, what its machine emits, and its end.
- * One object per request, observing its machine run and listening to the caller's signal itself (`handleEvent`),
- * its methods on the prototype: a request in flight holds no closures of its own (bench/memory.ts).
+ * One request in flight (or one send of an outbox entry), like TanStack Query's `Retryer`: it owns the caller's
+ * signal, its machine run, the promise the caller awaits (`done`), its decision events, and it answers what its
+ * machine asks for (`transport`, `chooseOrigin`, ...: the run calls these methods of its observer, and each hands
+ * the request itself to the effects, request-effects.ts). It observes its run and listens to the caller's signal itself
+ * (`handleEvent`), its methods on the prototype: a request in flight holds no closures of its own but its
+ * promise's two resolving functions (bench/memory.ts).
  */
-export class RequestRun<T = RunOutput> implements RequestObserver<T | undefined> {
-  running: RunningRequest<T | undefined> | undefined = undefined;
+export class RequestRun<T = RunOutput> implements RunObserver {
   /** Every failure of its attempts, when asked for (an outbox entry keeps all of a send's, not only the last). */
   failures: Failure[] | undefined = undefined;
+  /** Settles once the request ends, with what `outcome` makes of the machine's output; set by `start`. */
+  done: Promise<T> | undefined = undefined;
   /** The caller's signal, once the run listens to it. */
-  signal: AbortSignal | undefined = undefined;
+  private signal: AbortSignal | undefined = undefined;
+  private machine: MachineRun<RequestMachineContext> | undefined = undefined;
+  private resolve: ((value: T) => void) | undefined = undefined;
+  private reject: ((error: Error) => void) | undefined = undefined;
 
   constructor(
     readonly host: RequestHost,
@@ -46,15 +103,107 @@ export class RequestRun<T = RunOutput> implements RequestObserver<T | undefined>
   ) {}
 
   /**
-   * The request begins: it is in flight, and `signal` (the caller's) cancels it. It listens before its run starts,
-   * so that a run that ends as it starts (no usable origin) takes the listener off again as it ends (`ended`).
+   * Runs the request through its machine to its end, under `policy`; `signal` (the caller's) cancels it at once.
+   * A plain promise, not an async function: a request in flight holds no suspended frame of its own.
    */
-  begin(signal: AbortSignal | undefined): void {
-    this.host.inFlight.set(this.requestId, this);
+  start(policy: Policy, signal: AbortSignal | undefined): Promise<T> {
+    // Aborted before it began: as fetch, nothing is sent, so no attempt is counted or announced.
+    if (signal?.aborted)
+      return Promise.resolve(
+        this.finish({ status: 'failed', reason: 'cancelled', failure: cancelledBeforeStart(), attempts: 0 })!,
+      );
+    const done = (this.done = new Promise<T>((resolve, reject) => {
+      this.resolve = resolve;
+      this.reject = reject;
+    }));
+    this.begin(signal);
+    const { host, prepared } = this;
+    try {
+      this.machine = host.machine.start(
+        {
+          requestId: this.requestId,
+          method: prepared.method,
+          origins: host.originIds,
+          write: prepared.write,
+          hasIdempotencyKey: prepared.idempotencyKey !== undefined,
+          policy: host.inspected ? { ...policy } : policy,
+          budgetMs: prepared.deadlineMs ?? policy.budgetMs,
+          startedAt: host.clock.now(),
+          canRefreshAuth: host.auth !== undefined,
+          canReconcile: host.reconcile !== undefined,
+          // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
+          deferrable: false,
+          random: host.random,
+          deviceOffline: effects.isOffline(host),
+        },
+        this,
+      );
+      // Aborted while it started: no abort event comes now.
+      if (signal?.aborted) this.cancel();
+      return done;
+    } catch (error) {
+      this.finish(undefined);
+      return Promise.reject(
+        error instanceof Error
+          ? error
+          : new MachineError(`requestMachine: ${String(error)}`, { cause: error }),
+      );
+    }
+  }
+
+  /**
+   * The request begins: it is in flight, and `signal` (the caller's) cancels it. It listens before its run starts,
+   * so that a run that ends as it starts (no usable origin) takes the listener off again as it ends (`finish`).
+   */
+  private begin(signal: AbortSignal | undefined): void {
+    this.host.inFlight.add(this);
     if (signal === undefined) return;
-    // The record listens itself (`handleEvent`): no closure per request.
+    // The run listens itself (`handleEvent`): no closure per request.
     this.signal = signal;
     signal.addEventListener('abort', this, { once: true });
+  }
+
+  /** Ends the request at once as `failed` / `cancelled`; aborts what is in flight. */
+  cancel(): void {
+    this.machine?.send(CANCEL);
+  }
+
+  /**
+   * Passes on a connectivity hint (rule 6): offline stops further attempts, online allows them; `changed` (at the
+   * clock's `at`) ends a read's attempt in flight and sends it again at once, and keeps any attempt in flight
+   * across it from counting against its origin (docs/connectivity.md).
+   */
+  connectivity(hint: 'online' | 'offline' | 'changed', at: number): void {
+    this.machine?.send(
+      hint === 'changed' ? { type: 'connectivity.changed', at } : hint === 'online' ? ONLINE : OFFLINE,
+    );
+  }
+
+  /** The caller's signal aborted: the request ends at once, `cancelled`. */
+  handleEvent(): void {
+    this.cancel();
+  }
+
+  // ---- what the machine asks for: each handed to the client's effects with the request itself ----
+
+  transport(input: AttemptInput, signal: AbortSignal): PromiseLike<AttemptOutput> {
+    return effects.attempt(this, input, signal);
+  }
+
+  chooseOrigin(input: ChooseOriginInput): ChooseOriginOutput {
+    return effects.chooseOrigin(this, input);
+  }
+
+  claimRetry(): ClaimRetryOutput {
+    return effects.claimRetry(this);
+  }
+
+  refreshAuth(input: RefreshAuthInput): Promise<RefreshAuthOutput> {
+    return effects.refreshAuth(this, input);
+  }
+
+  reconcile(input: ReconcileInput): Promise<ReconcileOutput> {
+    return effects.reconcile(this, input);
   }
 
   /** A decision event of this request, with the fields every one of its events carries (when the app listens). */
@@ -93,34 +242,12 @@ export class RequestRun<T = RunOutput> implements RequestObserver<T | undefined>
       event.type === 'attempt-failed' && event.failure.retryAfterMs !== undefined
         ? host.holds.note(event.failure, event.at)
         : undefined;
-    // Every attempt's outcome feeds the origin set's health; a success is not a decision event.
-    if (event.type === 'attempt-succeeded') {
-      host.monitor.report({
-        type: 'attempt.succeeded',
-        origin: event.origin,
-        latencyMs: event.latencyMs,
-        at: event.at,
-      });
-      return;
-    }
-    // An attempt the request's own budget cut short was given less than attemptMs, one in flight across a network
-    // change broke with the old network, and one whose transport threw failed on the device: none is evidence
-    // against the origin.
-    if (
-      event.type === 'attempt-failed' &&
-      event.cutByBudget !== true &&
-      event.acrossChange !== true &&
-      event.crashed !== true
-    ) {
-      const { failure } = event;
-      host.monitor.report({
-        type: 'attempt.failed',
-        origin: failure.origin,
-        failureClass: failure.class,
-        status: failure.status,
-        requestSent: failure.requestSent,
-        at: event.at,
-      });
+    // Every attempt's outcome that is evidence about its origin feeds the origin set's health (attempt-evidence.ts);
+    // a success is not a decision event.
+    if (event.type === 'attempt-succeeded' || event.type === 'attempt-failed') {
+      const evidence = attemptEvidence(event);
+      if (evidence !== undefined) host.monitor.report(evidence);
+      if (event.type === 'attempt-succeeded') return;
     }
     if (!host.wantsEvents) return;
     if (event.type === 'attempt-started') return this.emit(event.type, event.origin, event.attempt, {});
@@ -160,14 +287,35 @@ export class RequestRun<T = RunOutput> implements RequestObserver<T | undefined>
       });
   }
 
+  /** The run ended: the request's bookkeeping and outcome (`finish`), then the promise the caller awaits settles. */
+  ended(end: LeanEnd): void {
+    const output = end.status === 'done' ? (end.output as RequestMachineOutput | undefined) : undefined;
+    let value: T | undefined;
+    try {
+      value = this.finish(output);
+    } catch (error) {
+      // The caller's own code failed: its promise still settles.
+      this.reject!(error instanceof Error ? error : new MachineError(String(error), { cause: error }));
+      return;
+    }
+    if (output !== undefined) this.resolve!(value!);
+    else if (end.status === 'error')
+      this.reject!(
+        end.error instanceof Error
+          ? end.error
+          : new MachineError(`requestMachine: ${String(end.error)}`, { cause: end.error }),
+      );
+    else this.reject!(new MachineError(`requestMachine ended ${end.status} without output`));
+  }
+
   /**
    * When the machine ends: the request's bookkeeping, then what the run resolves with (`outcome`). Durable work is
    * deferred by the outbox, not by this machine (`deferrable: false`): never `deferred` here.
    */
-  ended(output: RequestMachineOutput | undefined): T | undefined {
+  private finish(output: RequestMachineOutput | undefined): T | undefined {
     const { host } = this;
     if (this.signal) this.signal.removeEventListener('abort', this);
-    host.inFlight.delete(this.requestId);
+    host.inFlight.delete(this);
     // A request that began retrying holds its slot until it ends.
     host.retrySlots.release(this.requestId);
     return output === undefined ? undefined : this.outcome(output as RunOutput);
@@ -176,11 +324,6 @@ export class RequestRun<T = RunOutput> implements RequestObserver<T | undefined>
   /** What the run resolves with, from the machine's output: the output itself (an outbox entry's send). */
   protected outcome(output: RunOutput): T {
     return output as T;
-  }
-
-  /** The caller's signal aborted: the request ends at once, `cancelled`. */
-  handleEvent(): void {
-    this.running?.cancel();
   }
 }
 

@@ -1,8 +1,9 @@
 import type { AttemptOutput } from '../../machines/request/request.types.js';
+import type { Clock } from '../clock/clock.js';
 import type { TransportResult } from '../policy/transport-result.js';
 
 /**
- * An attempt's transport promise as the machine's transport actor answers it: `stamp` turns the transport's
+ * An attempt's transport promise as the machine's transport actor answers it: `attemptOutput` turns the transport's
  * result into the machine's output (when it came, with which credentials) inside the one reaction that hands it
  * on. A promise chained with `then(stamp)` would be a promise and a reaction more per attempt, about 2 µs on
  * Hermes, whose `Promise` is bytecode rather than native; the executor calls `then` on this object once.
@@ -10,7 +11,7 @@ import type { TransportResult } from '../policy/transport-result.js';
 export class StampedAttempt implements PromiseLike<AttemptOutput> {
   constructor(
     private readonly sent: PromiseLike<TransportResult>,
-    private readonly stamp: (result: TransportResult, authGeneration?: number) => AttemptOutput,
+    private readonly clock: Clock,
     private readonly authGeneration: number | undefined,
   ) {}
 
@@ -18,10 +19,26 @@ export class StampedAttempt implements PromiseLike<AttemptOutput> {
     onFulfilled?: ((output: AttemptOutput) => A | PromiseLike<A>) | null,
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): PromiseLike<A | B> {
-    const { stamp, authGeneration } = this;
+    const { clock, authGeneration } = this;
     return this.sent.then((result) => {
-      const output = stamp(result, authGeneration);
+      const output = attemptOutput(result, clock.now(), authGeneration);
       return (onFulfilled ? onFulfilled(output) : output) as A | PromiseLike<A>;
     }, onRejected);
   }
+}
+
+/** A transport's result as the machine reads it: when it came (`at`), and the credentials' generation it was sent with. */
+function attemptOutput(
+  result: TransportResult,
+  at: number,
+  authGeneration: number | undefined,
+): AttemptOutput {
+  // A copy by hand, then the two fields: Object.assign with a second source costs Hermes (no JIT) about 1 µs,
+  // and a spread that adds keys takes V8 (Node 20) a slow path; this costs both less.
+  const output: Record<string, unknown> = {};
+  for (const key in result)
+    if (Object.prototype.hasOwnProperty.call(result, key)) output[key] = result[key as keyof TransportResult];
+  output.at = at;
+  output.authGeneration = authGeneration;
+  return output as AttemptOutput;
 }

@@ -6,10 +6,7 @@ import { LINE_LIMIT, functionLengths, functionsOver } from '../../scripts/functi
  * The functions still over the limit, each with its length today (`npm run function-lengths`). A length here may
  * only shrink: a listed function that grows fails, and one that falls to the limit or under must leave the list.
  */
-const ALLOWED_OVER_LIMIT: Readonly<Record<string, number>> = {
-  // The closure that validates the client's options and wires every part; its parts are to become named methods.
-  'src/runtime/create-failover-client.ts createClient': 516,
-};
+const ALLOWED_OVER_LIMIT: Readonly<Record<string, number>> = {};
 
 describe('function lengths (scripts/function-lengths.ts)', () => {
   const over = functionsOver(LINE_LIMIT);

@@ -7,13 +7,13 @@
  */
 export const unreachableThroughClient: Readonly<Record<string, string>> = {
   'request: request.active.choosingOrigin xstate.error.actor.chooseOrigin #0':
-    "the client's chooseOrigin is selectOrigin over the health machine's context (create-failover-client.ts), a pure function that returns an origin id or none: it never throws",
+    "the client's chooseOrigin is selectOrigin over the health machine's context (request-effects.ts, src/policy/attempt-origin.ts), a pure function that returns an origin id or none: it never throws",
   'request: request.active.claimingRetry xstate.error.actor.claimRetry #0':
     "the client's claimRetry is retrySlots.claim (retry-slots.ts), a count of a Set: it never throws",
   'request: request.active.claimingRetrySlot xstate.error.actor.claimRetry #0':
     'as above: retrySlots.claim never throws',
   'request: request.active.givingUp always #0':
-    'the client starts every request machine with `deferrable: false` (create-failover-client.ts): durable work is deferred by the outbox runner, not by the request machine, so `givingUp` never goes to `deferred` (and the `deferred` final state is never entered through the client)',
+    'the client starts every request machine with `deferrable: false` (request-run.ts): durable work is deferred by the outbox runner, not by the request machine, so `givingUp` never goes to `deferred` (and the `deferred` final state is never entered through the client)',
   'originHealth: originHealth.probingFailback.probing xstate.error.actor.probe #0':
     "the client's probe (probe.ts, createProbe) never rejects: it answers `offline` while offline and turns a rejection of the transport or of the app's probe function into `ok: false`",
   'originHealth: originHealth.probingFailback.probing xstate.error.actor.probe #1':
