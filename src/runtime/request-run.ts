@@ -57,15 +57,44 @@ export interface RequestHost {
   readonly connectivity: ConnectivitySource | undefined;
   /** The request machine, prepared once for the client (prepare-request-machine.ts). */
   readonly machine: PreparedMachine<RequestMachineContext, RequestMachineInput>;
-  /** What every request's machine starts with besides the request's own. */
-  readonly originIds: readonly string[];
-  readonly random: (() => number) | undefined;
   /**
    * Whether the machines are inspected: the Stately browser inspector's default serializer writes into an
    * object with more than 10 keys for a moment, and the policy is frozen, so an inspected request's machine
    * gets a shallow copy (same values) that the serializer may write into.
    */
   readonly inspected: boolean;
+  /** The machine input of this client's lean runs, filled in as each starts (`machineInput`). */
+  readonly input: RequestMachineInput;
+}
+
+/**
+ * The machine input of one client's runs, with what is the client's (its origins, hooks and randomness): a run
+ * fills in its own fields as it starts. The lean executor reads the input once, as it makes the run's context,
+ * and keeps nothing of it (lean-actor.ts), so one object serves every lean run and a request makes none only to
+ * be copied. XState keeps its input (the inspector shows it): an inspected run gets a copy of its own.
+ */
+export function machineInput(
+  origins: readonly string[],
+  canRefreshAuth: boolean,
+  canReconcile: boolean,
+  random: (() => number) | undefined,
+): RequestMachineInput {
+  return {
+    requestId: '',
+    method: '',
+    origins,
+    write: false,
+    hasIdempotencyKey: false,
+    policy: undefined as never,
+    budgetMs: 0,
+    startedAt: 0,
+    canRefreshAuth,
+    canReconcile,
+    // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
+    deferrable: false,
+    random,
+    deviceOffline: false,
+  };
 }
 
 /** A request in flight as the client reaches it: to pass a hint on, or to cancel it and wait for its end. */
@@ -119,25 +148,16 @@ export class RequestRun<T = RunOutput> implements RunObserver {
     this.begin(signal);
     const { host, prepared } = this;
     try {
-      this.machine = host.machine.start(
-        {
-          requestId: this.requestId,
-          method: prepared.method,
-          origins: host.originIds,
-          write: prepared.write,
-          hasIdempotencyKey: prepared.idempotencyKey !== undefined,
-          policy: host.inspected ? { ...policy } : policy,
-          budgetMs: prepared.deadlineMs ?? policy.budgetMs,
-          startedAt: host.clock.now(),
-          canRefreshAuth: host.auth !== undefined,
-          canReconcile: host.reconcile !== undefined,
-          // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
-          deferrable: false,
-          random: host.random,
-          deviceOffline: effects.isOffline(host),
-        },
-        this,
-      );
+      const input = host.inspected ? { ...host.input } : host.input;
+      input.requestId = this.requestId;
+      input.method = prepared.method;
+      input.write = prepared.write;
+      input.hasIdempotencyKey = prepared.idempotencyKey !== undefined;
+      input.policy = host.inspected ? { ...policy } : policy;
+      input.budgetMs = prepared.deadlineMs ?? policy.budgetMs;
+      input.startedAt = host.clock.now();
+      input.deviceOffline = effects.isOffline(host);
+      this.machine = host.machine.start(input, this);
       // Aborted while it started: no abort event comes now.
       if (signal?.aborted) this.cancel();
       return done;
@@ -336,13 +356,21 @@ export class InteractiveRun extends RequestRun<Outcome> {
         reason: output.reason,
         failureClass: output.failure?.class,
       });
-    const now = this.host.clock.now();
+    const { host } = this;
+    const now = host.clock.now();
     if (this.trace) this.trace.end(output, now);
-    // A copy by hand (the machine's output is a plain object of its own keys), then the time: cheaper than
-    // Object.assign on Hermes and than a spread that adds a key on V8.
-    const outcome: Record<string, unknown> = {};
-    for (const key in output) outcome[key] = output[key as keyof RunOutput];
+    // The lean executor's output is a fresh object of its own keys that nothing reads after the run's end: it
+    // becomes the outcome, its time added in place. An inspected run's output is XState's snapshot's, which the
+    // inspector shows as the machine's: the outcome is a copy of it (by hand: cheaper than Object.assign on
+    // Hermes and than a spread that adds a key on V8).
+    const outcome = (host.inspected ? copyOf(output) : output) as Record<string, unknown>;
     outcome.elapsedMs = now - this.startedAt;
     return outcome as unknown as Outcome;
   }
+}
+
+function copyOf(output: RunOutput): RunOutput {
+  const copy: Record<string, unknown> = {};
+  for (const key in output) copy[key] = output[key as keyof RunOutput];
+  return copy as RunOutput;
 }
