@@ -30,13 +30,7 @@ import { prepareRequestMachine } from './prepare-request-machine.js';
 import { createProbe } from './probe.js';
 import { redactEvent, withoutQuery } from './redact.js';
 import { isOffline } from './request-effects.js';
-import {
-  InteractiveRun,
-  machineInput,
-  RequestRun,
-  type InFlightRequest,
-  type RequestHost,
-} from './request-run.js';
+import { InteractiveRun, RequestRun, type InFlightRequest, type RequestHost } from './request-run.js';
 import { createRetrySlots } from './retry-slots.js';
 import { createServerHolds, type ServerHolds } from './server-holds.js';
 import type { TelemetryRequest, TelemetryRun, TelemetrySession } from './telemetry.js';
@@ -115,13 +109,10 @@ export class FailwiseClient implements FailoverClient {
       reconcile,
       connectivity,
       machine: prepareRequestMachine(this.#runner, clock, { auth: !!auth, reconcile: !!reconcile }),
+      originIds: origins.map((origin) => origin.id),
+      random: options.random,
       inspected: options.inspect !== undefined,
-      input: machineInput(
-        origins.map((origin) => origin.id),
-        !!auth,
-        !!reconcile,
-        options.random,
-      ),
+      input: {} as RequestHost['input'],
     };
     // Durable work (the outbox) and cached reads are loaded with import() when first needed, so that an app
     // making only interactive requests does not bundle them up front (docs/design.md#bundle-budget).

@@ -63,38 +63,16 @@ export interface RequestHost {
    * gets a shallow copy (same values) that the serializer may write into.
    */
   readonly inspected: boolean;
-  /** The machine input of this client's lean runs, filled in as each starts (`machineInput`). */
+  /** What every request's machine starts with besides the request's own. */
+  readonly originIds: readonly string[];
+  readonly random: (() => number) | undefined;
+  /**
+   * The machine input of the client's lean runs: one object (an empty one to begin with) that each run fills in
+   * as it starts. The lean executor reads its input once, as it makes the run's context, and keeps nothing of it
+   * (lean-actor.ts), so a request makes no input object only to be copied. XState keeps its input (the inspector
+   * shows it): an inspected run fills in one of its own.
+   */
   readonly input: RequestMachineInput;
-}
-
-/**
- * The machine input of one client's runs, with what is the client's (its origins, hooks and randomness): a run
- * fills in its own fields as it starts. The lean executor reads the input once, as it makes the run's context,
- * and keeps nothing of it (lean-actor.ts), so one object serves every lean run and a request makes none only to
- * be copied. XState keeps its input (the inspector shows it): an inspected run gets a copy of its own.
- */
-export function machineInput(
-  origins: readonly string[],
-  canRefreshAuth: boolean,
-  canReconcile: boolean,
-  random: (() => number) | undefined,
-): RequestMachineInput {
-  return {
-    requestId: '',
-    method: '',
-    origins,
-    write: false,
-    hasIdempotencyKey: false,
-    policy: undefined as never,
-    budgetMs: 0,
-    startedAt: 0,
-    canRefreshAuth,
-    canReconcile,
-    // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
-    deferrable: false,
-    random,
-    deviceOffline: false,
-  };
 }
 
 /** A request in flight as the client reaches it: to pass a hint on, or to cancel it and wait for its end. */
@@ -148,14 +126,20 @@ export class RequestRun<T = RunOutput> implements RunObserver {
     this.begin(signal);
     const { host, prepared } = this;
     try {
-      const input = host.inspected ? { ...host.input } : host.input;
+      const input = host.inspected ? ({} as RequestMachineInput) : host.input;
       input.requestId = this.requestId;
       input.method = prepared.method;
+      input.origins = host.originIds;
       input.write = prepared.write;
       input.hasIdempotencyKey = prepared.idempotencyKey !== undefined;
       input.policy = host.inspected ? { ...policy } : policy;
       input.budgetMs = prepared.deadlineMs ?? policy.budgetMs;
       input.startedAt = host.clock.now();
+      input.canRefreshAuth = host.auth !== undefined;
+      input.canReconcile = host.reconcile !== undefined;
+      // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
+      input.deferrable = false;
+      input.random = host.random;
       input.deviceOffline = effects.isOffline(host);
       this.machine = host.machine.start(input, this);
       // Aborted while it started: no abort event comes now.
@@ -361,16 +345,9 @@ export class InteractiveRun extends RequestRun<Outcome> {
     if (this.trace) this.trace.end(output, now);
     // The lean executor's output is a fresh object of its own keys that nothing reads after the run's end: it
     // becomes the outcome, its time added in place. An inspected run's output is XState's snapshot's, which the
-    // inspector shows as the machine's: the outcome is a copy of it (by hand: cheaper than Object.assign on
-    // Hermes and than a spread that adds a key on V8).
-    const outcome = (host.inspected ? copyOf(output) : output) as Record<string, unknown>;
+    // inspector shows as the machine's: the outcome is a copy of it.
+    const outcome = (host.inspected ? { ...output } : output) as Record<string, unknown>;
     outcome.elapsedMs = now - this.startedAt;
     return outcome as unknown as Outcome;
   }
-}
-
-function copyOf(output: RunOutput): RunOutput {
-  const copy: Record<string, unknown> = {};
-  for (const key in output) copy[key] = output[key as keyof RunOutput];
-  return copy as RunOutput;
 }
