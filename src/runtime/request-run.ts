@@ -57,15 +57,15 @@ export interface RequestHost {
   readonly connectivity: ConnectivitySource | undefined;
   /** The request machine, prepared once for the client (prepare-request-machine.ts). */
   readonly machine: PreparedMachine<RequestMachineContext, RequestMachineInput>;
+  /** What every request's machine starts with besides the request's own. */
+  readonly originIds: readonly string[];
+  readonly random: (() => number) | undefined;
   /**
    * Whether the machines are inspected: the Stately browser inspector's default serializer writes into an
    * object with more than 10 keys for a moment, and the policy is frozen, so an inspected request's machine
    * gets a shallow copy (same values) that the serializer may write into.
    */
   readonly inspected: boolean;
-  /** What every request's machine starts with besides the request's own. */
-  readonly originIds: readonly string[];
-  readonly random: (() => number) | undefined;
   /**
    * The machine input of the client's lean runs: one object (an empty one to begin with) that each run fills in
    * as it starts. The lean executor reads its input once, as it makes the run's context, and keeps nothing of it
