@@ -27,6 +27,9 @@ import type {
 type Changes = Partial<RequestMachineContext>;
 type Args = { context: RequestMachineContext };
 
+/** No origin failed yet: shared by every context, as a request only ever replaces its list, never adds to it. */
+const NO_FAILED_ORIGINS: readonly string[] = Object.freeze([]);
+
 /** Every field is set from the start (some to undefined), so that every context has one shape. */
 export function initialContext(input: RequestMachineInput): RequestMachineContext {
   return {
@@ -51,7 +54,7 @@ export function initialContext(input: RequestMachineInput): RequestMachineContex
     origin: undefined,
     pinned: false,
     retrying: false,
-    failedOrigins: [],
+    failedOrigins: NO_FAILED_ORIGINS,
     holdsRetrySlot: false,
     failures: [],
     lastResponse: undefined,

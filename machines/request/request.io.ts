@@ -95,7 +95,8 @@ export const requestParams = {
 };
 
 export const requestOutputs = {
-  // Every request that succeeds ends here: built with its defined keys only, rather than copied by `defined`.
+  // Each output is built with its defined keys only (`'failure' in outcome` means there is one): no object with
+  // undefined values made only to be copied without them.
   succeeded: ({ context }: Args) => {
     const out: Record<string, unknown> = { status: 'succeeded' };
     if (context.response !== undefined) out.response = context.response;
@@ -104,33 +105,30 @@ export const requestOutputs = {
     if (context.reconciled) out.reconciled = context.reconciled;
     return out as RequestMachineOutput;
   },
-  failed: ({ context }: Args) =>
-    defined({
+  failed: ({ context }: Args) => {
+    const out: Record<string, unknown> = {
       status: 'failed',
       // Every path into `failed` sets a reason; `not-retryable` only guards the type.
       reason: context.reason === undefined || context.reason === 'durable' ? 'not-retryable' : context.reason,
-      failure: context.failures[context.failures.length - 1],
-      response: context.lastResponse,
-      origin: context.origin,
-      attempts: context.attempts,
-      holdUntil: context.reason === 'retry-after-exceeds-budget' ? context.holdUntil : undefined,
-    }),
-  deferred: ({ context }: Args) =>
-    defined({
-      status: 'deferred',
-      reason: context.reason ?? 'durable',
-      failure: context.failures[context.failures.length - 1],
-      failures: context.failures,
-      origin: context.origin,
-      attempts: context.attempts,
-    }),
+    };
+    const failure = context.failures[context.failures.length - 1];
+    if (failure !== undefined) out.failure = failure;
+    if (context.lastResponse !== undefined) out.response = context.lastResponse;
+    if (context.origin !== undefined) out.origin = context.origin;
+    out.attempts = context.attempts;
+    if (context.reason === 'retry-after-exceeds-budget' && context.holdUntil !== undefined)
+      out.holdUntil = context.holdUntil;
+    return out as RequestMachineOutput;
+  },
+  deferred: ({ context }: Args) => {
+    const out: Record<string, unknown> = { status: 'deferred', reason: context.reason ?? 'durable' };
+    const failure = context.failures[context.failures.length - 1];
+    if (failure !== undefined) out.failure = failure;
+    out.failures = context.failures;
+    if (context.origin !== undefined) out.origin = context.origin;
+    out.attempts = context.attempts;
+    return out as RequestMachineOutput;
+  },
   /** The machine's output: that of whichever final state was reached. */
   machine: ({ event }: EventArgs) => (event as { output: RequestMachineOutput }).output,
 };
-
-/** An outcome carries no key whose value is undefined (`'failure' in outcome` means there is one). */
-function defined(value: Record<string, unknown>): RequestMachineOutput {
-  const out: Record<string, unknown> = {};
-  for (const key in value) if (value[key] !== undefined) out[key] = value[key];
-  return out as RequestMachineOutput;
-}

@@ -149,7 +149,8 @@ type Effect =
 interface Child {
   readonly id: string;
   readonly src: string;
-  readonly input: unknown;
+  /** Its input until it starts: then the child no longer holds it (a request in flight keeps no attempt input). */
+  input: unknown;
   /** An invoked actor's done and error event types; none for a child spawned by a step. */
   readonly replies: InvokeReplies | undefined;
   controller: AbortController | undefined;
@@ -666,14 +667,11 @@ export class LeanActor<TContext, TInput = unknown> {
   private startChild(child: Child): void {
     if (child.state !== 'new') return;
     child.state = 'running';
+    const { input } = child;
+    child.input = undefined;
     const definition = this.machine.machines?.[child.src];
     if (definition !== undefined) {
-      child.machine = definition.start(
-        child.id,
-        child.input,
-        this as LeanActor<unknown>,
-        this.machine as never,
-      );
+      child.machine = definition.start(child.id, input, this as LeanActor<unknown>, this.machine as never);
       return;
     }
     // An effect the run answers itself is a method of its observer, else one every run shares.
@@ -686,7 +684,7 @@ export class LeanActor<TContext, TInput = unknown> {
     }
     let result: unknown;
     try {
-      result = effect.call(own, child.input as never, signal);
+      result = effect.call(own, input as never, signal);
     } catch (error) {
       this.reply(child, false, error);
       return;

@@ -112,6 +112,7 @@ export class FailwiseClient implements FailoverClient {
       originIds: origins.map((origin) => origin.id),
       random: options.random,
       inspected: options.inspect !== undefined,
+      input: {} as RequestHost['input'],
     };
     // Durable work (the outbox) and cached reads are loaded with import() when first needed, so that an app
     // making only interactive requests does not bundle them up front (docs/design.md#bundle-budget).

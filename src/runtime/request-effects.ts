@@ -11,7 +11,7 @@ import type {
 } from '../../machines/request/request.types.js';
 import { attemptOrigin } from '../policy/attempt-origin.js';
 import { isSafeMethod } from '../policy/methods.js';
-import type { TransportErrorPhase, TransportResult } from '../policy/transport-result.js';
+import type { TransportErrorPhase } from '../policy/transport-result.js';
 import { CREDENTIAL_HEADERS } from './prepare-request.js';
 import type { RequestHost, RequestRun } from './request-run.js';
 import { StampedAttempt } from './stamped-attempt.js';
@@ -142,8 +142,7 @@ function send(
 
 /** An attempt that ended before anything was sent, as a transport would report it. */
 function nothingSent(host: RequestHost, phase: TransportErrorPhase, message: string): AttemptOutput {
-  const result: TransportResult = { kind: 'error', phase, requestSent: 'no', message };
-  return Object.assign({}, result, { at: host.clock.now() });
+  return { kind: 'error', phase, requestSent: 'no', message, at: host.clock.now() };
 }
 
 function sentNothingOffline(host: RequestHost): AttemptOutput {

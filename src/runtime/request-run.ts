@@ -66,6 +66,13 @@ export interface RequestHost {
    * gets a shallow copy (same values) that the serializer may write into.
    */
   readonly inspected: boolean;
+  /**
+   * The machine input of the client's lean runs: one object (an empty one to begin with) that each run fills in
+   * as it starts. The lean executor reads its input once, as it makes the run's context, and keeps nothing of it
+   * (lean-actor.ts), so a request makes no input object only to be copied. XState keeps its input (the inspector
+   * shows it): an inspected run fills in one of its own.
+   */
+  readonly input: RequestMachineInput;
 }
 
 /** A request in flight as the client reaches it: to pass a hint on, or to cancel it and wait for its end. */
@@ -119,25 +126,22 @@ export class RequestRun<T = RunOutput> implements RunObserver {
     this.begin(signal);
     const { host, prepared } = this;
     try {
-      this.machine = host.machine.start(
-        {
-          requestId: this.requestId,
-          method: prepared.method,
-          origins: host.originIds,
-          write: prepared.write,
-          hasIdempotencyKey: prepared.idempotencyKey !== undefined,
-          policy: host.inspected ? { ...policy } : policy,
-          budgetMs: prepared.deadlineMs ?? policy.budgetMs,
-          startedAt: host.clock.now(),
-          canRefreshAuth: host.auth !== undefined,
-          canReconcile: host.reconcile !== undefined,
-          // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
-          deferrable: false,
-          random: host.random,
-          deviceOffline: effects.isOffline(host),
-        },
-        this,
-      );
+      const input = host.inspected ? ({} as RequestMachineInput) : host.input;
+      input.requestId = this.requestId;
+      input.method = prepared.method;
+      input.origins = host.originIds;
+      input.write = prepared.write;
+      input.hasIdempotencyKey = prepared.idempotencyKey !== undefined;
+      input.policy = host.inspected ? { ...policy } : policy;
+      input.budgetMs = prepared.deadlineMs ?? policy.budgetMs;
+      input.startedAt = host.clock.now();
+      input.canRefreshAuth = host.auth !== undefined;
+      input.canReconcile = host.reconcile !== undefined;
+      // Durable work is deferred by the outbox, from the send's output: the machine itself never defers here.
+      input.deferrable = false;
+      input.random = host.random;
+      input.deviceOffline = effects.isOffline(host);
+      this.machine = host.machine.start(input, this);
       // Aborted while it started: no abort event comes now.
       if (signal?.aborted) this.cancel();
       return done;
@@ -336,12 +340,13 @@ export class InteractiveRun extends RequestRun<Outcome> {
         reason: output.reason,
         failureClass: output.failure?.class,
       });
-    const now = this.host.clock.now();
+    const { host } = this;
+    const now = host.clock.now();
     if (this.trace) this.trace.end(output, now);
-    // A copy by hand (the machine's output is a plain object of its own keys), then the time: cheaper than
-    // Object.assign on Hermes and than a spread that adds a key on V8.
-    const outcome: Record<string, unknown> = {};
-    for (const key in output) outcome[key] = output[key as keyof RunOutput];
+    // The lean executor's output is a fresh object of its own keys that nothing reads after the run's end: it
+    // becomes the outcome, its time added in place. An inspected run's output is XState's snapshot's, which the
+    // inspector shows as the machine's: the outcome is a copy of it.
+    const outcome = (host.inspected ? { ...output } : output) as Record<string, unknown>;
     outcome.elapsedMs = now - this.startedAt;
     return outcome as unknown as Outcome;
   }
