@@ -88,10 +88,11 @@ function matchOf(
   const { method, path } = match;
   const list: unknown[] | undefined =
     method === undefined ? undefined : Array.isArray(method) ? method : [method];
-  if (
-    list !== undefined &&
-    (list.length === 0 || !list.every((m) => typeof m === 'string' && isMethodToken(m)))
-  )
+  const methods =
+    list !== undefined && list.length > 0 && list.every((m) => typeof m === 'string' && isMethodToken(m))
+      ? (list as string[]).map((m) => m.toUpperCase())
+      : undefined;
+  if (list !== undefined && methods === undefined)
     add(`${at}.method`, `expected an HTTP method or a non-empty list of them, got ${describeValue(method)}`);
   if (
     path !== undefined &&
@@ -100,7 +101,7 @@ function matchOf(
   )
     add(`${at}.path`, `expected a path prefix starting with "/" or a RegExp, got ${describeValue(path)}`);
   return {
-    methods: list && (list as string[]).map((m) => String(m).toUpperCase()),
+    methods,
     path: path as string | RegExp | undefined,
   };
 }
