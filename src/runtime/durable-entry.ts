@@ -51,7 +51,7 @@ export function preparedOf(entry: OutboxEntry): PreparedRequest {
     orderKey: entry.orderKey,
     write: isWrite(method, idempotent),
     idempotencyKey: entry.idempotencyKey,
-    // An entry written before requests had policies of their own has none.
+    // An entry stored without a policy of its own has none: its route's and the client's apply.
     policy,
   };
 }
