@@ -49,6 +49,8 @@ export type { HealthCriterion } from './policy/health-evidence.js';
 export { definePolicy } from './policy/define-policy.js';
 export { defaultPolicy } from './policy/defaults.js';
 export type { Policy, PolicyInput, Jitter, HealthPolicy, DurablePolicy } from './policy/policy.js';
+export type { RequestPolicyInput } from './policy/request-policy.js';
+export type { Route } from './policy/routes.js';
 export type { Failure, FailureClass, FailReason, RequestSent } from './policy/failure.js';
 export type { Outcome } from './policy/outcome.js';
 

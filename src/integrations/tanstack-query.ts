@@ -1,5 +1,7 @@
 import { ArgumentError } from '../errors/argument-error.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
+import { isRecord } from '../policy/is-record.js';
+import type { RequestPolicyInput } from '../policy/request-policy.js';
 
 /**
  * TanStack Query's `defaultOptions` as far as failwise sets them: no retry by TanStack, for queries or mutations.
@@ -18,6 +20,9 @@ export interface FailwiseQueryDefaults {
  * query) would make up to 4 x 3 attempts, replay writes without looking at idempotency keys, and wait out
  * its own backoff on top of failwise's.
  *
+ * A query or mutation that needs a policy of its own carries it in its `meta` (`metaPolicy`), and its function
+ * passes it on to the request: the attempts stay those of that one policy.
+ *
  * @param client the failwise client the app's query functions call (checked, so that a wrong argument is
  *   caught where the QueryClient is made).
  */
@@ -30,6 +35,30 @@ export function queryDefaults(client: { request: unknown; fetch: unknown }): Fai
   )
     throw new ArgumentError('queryDefaults', 'client', 'expected a failwise client (createFailoverClient)');
   return { queries: { retry: false }, mutations: { retry: false } };
+}
+
+/** What `metaPolicy` reads of a query's or mutation's function context: its `meta`. */
+export interface MetaContext {
+  meta?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/**
+ * The failwise policy a query or mutation carries in its `meta` (`meta: { failwise: { policy } }`), for its
+ * function to pass on as the request's own `policy`: `client.request({ path, signal, policy: metaPolicy(context) })`.
+ * `undefined` when it carries none, so the request runs by its route's or the client's policy. The policy is
+ * checked by the client when the request is made (a bad one rejects with `RequestError` naming
+ * `request.policy...`). TanStack still never retries (`queryDefaults`): the attempts an origin sees are the
+ * request policy's `attempts.max`, never multiplied.
+ *
+ * @param context the query function's context (`{ queryKey, signal, meta }`), or the mutation function's second
+ *   argument (`{ meta, ... }`).
+ */
+export function metaPolicy(context: MetaContext | undefined): RequestPolicyInput | undefined {
+  const failwise = context?.meta?.failwise;
+  if (failwise === undefined) return undefined;
+  if (!isRecord(failwise) || Object.keys(failwise).some((key) => key !== 'policy'))
+    throw new ArgumentError('metaPolicy', 'meta.failwise', 'expected an object { policy }');
+  return failwise.policy as RequestPolicyInput | undefined;
 }
 
 /** What `syncOnlineManager` needs of TanStack Query's `onlineManager`. */

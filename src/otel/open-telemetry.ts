@@ -194,6 +194,8 @@ function requestAttributes(request: TelemetryRequest): Attributes {
     'url.path': request.path,
     'failwise.request_id': request.requestId,
     'failwise.lifetime': request.lifetime,
+    // The route that gave the request its policy (its id, else its index): never its path's query.
+    ...(request.route !== undefined && { 'failwise.route': request.route }),
   };
 }
 

@@ -13,6 +13,12 @@ export interface DefinePolicyOptions {
    * @default 'policy'
    */
   path?: string;
+  /**
+   * The complete policy that the fields left out are taken from, as they would be from the defaults: a route's or
+   * a request's policy is laid over the client's this way. A duration left out still shrinks to fit a limit set.
+   * @default defaultPolicy
+   */
+  base?: Readonly<Policy>;
 }
 
 /**
@@ -38,6 +44,7 @@ export interface DefinePolicyOptions {
  */
 export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions = {}): Readonly<Policy> {
   const prefix = options.path ?? 'policy';
+  const base = options.base ?? defaultPolicy;
   const raw: unknown = input === undefined ? {} : input;
   const zodIssues = policyInputSchema.safeParse(raw).error?.issues ?? [];
   const issues = toPolicyIssues(zodIssues, prefix);
@@ -51,7 +58,7 @@ export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions =
   /** The value in effect at `path`: the caller's if set and valid, else the default (shrunk to fit its limit). */
   const valueAt = (path: string): unknown => {
     const keys = path.split('.');
-    const fallback = read(defaultPolicy, keys);
+    const fallback = read(base, keys);
     const limit = limits[path];
     const floor = floors[path];
     return (
@@ -105,7 +112,7 @@ export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions =
         }),
       ),
     );
-  return fill(defaultPolicy, '') as Policy;
+  return fill(base, '') as Policy;
 }
 
 /**

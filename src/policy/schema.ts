@@ -131,17 +131,17 @@ export const policyInputSchema = group({
       jitter: z.optional(oneOf(['full', 'equal', 'decorrelated', 'none'])),
     }),
   ),
+  // Not z.readonly: it freezes what it is given even when that is not an array, and freezing a typed array
+  // throws a TypeError instead of the issue. Read-only in type only (definePolicy freezes its own copy).
   retryableStatuses: z.optional(
-    z.readonly(
-      z.array(
-        integer(
-          gte(400),
-          599,
-          numberCheck((status) => !neverRetriedStatuses.includes(status), { retryable: true }),
-        ),
-        withMessages,
+    z.array(
+      integer(
+        gte(400),
+        599,
+        numberCheck((status) => !neverRetriedStatuses.includes(status), { retryable: true }),
       ),
-    ),
+      withMessages,
+    ) as unknown as z.ZodMiniType<readonly number[], readonly number[]>,
   ),
   retryAfter: z.optional(group({ maxMs: waitMs })),
   retryBudget: z.optional(

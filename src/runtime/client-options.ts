@@ -5,6 +5,7 @@ import type { Failure } from '../policy/failure.js';
 import type { OutboxStore } from '../stores/outbox-store.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { Policy, PolicyInput } from '../policy/policy.js';
+import type { Route } from '../policy/routes.js';
 import type { Transport } from '../transports/transport.js';
 import type { AuthProvider } from './auth-coordinator.js';
 import type { DecisionEvent } from './decision-events.js';
@@ -94,6 +95,13 @@ export interface FailoverClientOptions {
   origins: readonly OriginConfig[];
   /** Any part of a policy; the rest comes from the documented defaults (docs/policy.md). */
   policy?: PolicyInput | Policy;
+  /**
+   * Kinds of call, each with its own request policy (`attempts`, `budgetMs`, `timeouts`, `backoff`,
+   * `retryableStatuses`, `retryAfter`) laid over `policy`: the first route whose `match` fits a request gives
+   * it. The origins' health, server holds, the retry budget and durable work stay the client's, shared by
+   * every route (docs/policy.md#routes).
+   */
+  routes?: readonly Route[];
   /** @default fetchTransport() */
   transport?: Transport;
   /** @default systemClock */

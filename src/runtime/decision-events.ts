@@ -62,6 +62,8 @@ export interface RequestEventFields {
   method: string;
   /** The request path without its query string or fragment. */
   path: string;
+  /** The client's route that gave the request its policy: its `id`, else its index in `routes`; none without one. */
+  route?: string | number;
   /** Time since the request (or the send) began, on the client's clock. */
   elapsedMs: number;
 }

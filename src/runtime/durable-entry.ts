@@ -3,6 +3,7 @@ import type { RequestMachineOutput } from '../../machines/request/request.types.
 import type { Failure } from '../policy/failure.js';
 import { isWrite } from '../policy/methods.js';
 import { isMendable } from '../policy/mendable.js';
+import type { RequestPolicyInput } from '../policy/request-policy.js';
 import type { OutboxEntry } from '../stores/outbox-store.js';
 import type { PreparedRequest } from './prepare-request.js';
 
@@ -11,11 +12,22 @@ export type RunOutput = Exclude<RequestMachineOutput, { status: 'deferred' }>;
 
 /** The outbox entry of a durable request, written before its first attempt (rule 10). */
 export function entryOf(prepared: PreparedRequest, id: string, now: number): OutboxEntry {
-  const { method, path, headers, body, idempotent, orderKey, idempotencyKey } = prepared;
+  const { method, path, headers, body, idempotent, orderKey, idempotencyKey, policy } = prepared;
   return {
     id,
     createdAt: now,
-    request: { method, path, headers, body, idempotent },
+    // The request's own policy as plain data (checked already): every send of the entry runs by it.
+    request:
+      policy === undefined
+        ? { method, path, headers, body, idempotent }
+        : {
+            method,
+            path,
+            headers,
+            body,
+            idempotent,
+            policy: JSON.parse(JSON.stringify(policy)) as RequestPolicyInput,
+          },
     // prepareRequest gives every durable request a key.
     idempotencyKey: idempotencyKey!,
     orderKey,
@@ -28,7 +40,7 @@ export function entryOf(prepared: PreparedRequest, id: string, now: number): Out
 
 /** A stored entry as a request to run again. */
 export function preparedOf(entry: OutboxEntry): PreparedRequest {
-  const { method, path, headers, body, idempotent } = entry.request;
+  const { method, path, headers, body, idempotent, policy } = entry.request;
   return {
     lifetime: 'durable',
     method,
@@ -39,6 +51,8 @@ export function preparedOf(entry: OutboxEntry): PreparedRequest {
     orderKey: entry.orderKey,
     write: isWrite(method, idempotent),
     idempotencyKey: entry.idempotencyKey,
+    // An entry stored without a policy of its own has none: its route's and the client's apply.
+    policy,
   };
 }
 

@@ -86,6 +86,8 @@ export interface DurableWorkDeps {
   /** The primary origin's id, for a failure that ended a send before any attempt. */
   primary: string;
   notify: (event: DecisionEventDraft) => void;
+  /** The policy a request runs by: an entry's own policy over its route's over the client's (request-policy-of.ts). */
+  policyOf: (prepared: PreparedRequest) => Readonly<Policy>;
   requestRun: RunOf;
   telemetry?: TelemetrySession | undefined;
   /** What telemetry may know of a request. */
@@ -177,8 +179,10 @@ class Durable {
 
   /** One send of an outbox entry: a run of the request machine, within what is left of the entry's attempts. */
   async #sendEntry(entry: OutboxEntry, signal: AbortSignal): Promise<SendResult> {
-    const { clock, policy, telemetry, requestRun } = this.deps;
+    const { clock, telemetry, requestRun } = this.deps;
     const prepared = preparedOf(entry);
+    // The entry's own policy, kept with it, over its route's over the client's.
+    const policy = this.deps.policyOf(prepared);
     const startedAt = clock.now();
     const trace = telemetry?.send(
       this.deps.traced(entry.id, prepared),

@@ -11,6 +11,7 @@ import { StateError } from '../errors/state-error.js';
 import { describeValue } from '../policy/describe-value.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
+import type { ResolvedRoute } from '../policy/routes.js';
 import { closedError } from '../stores/closed-error.js';
 import type { OutboxStore } from '../stores/outbox-store.js';
 import type { Transport } from '../transports/transport.js';
@@ -31,6 +32,7 @@ import { createProbe } from './probe.js';
 import { redactEvent, withoutQuery } from './redact.js';
 import { isOffline } from './request-effects.js';
 import { InteractiveRun, RequestRun, type InFlightRequest, type RequestHost } from './request-run.js';
+import { requestPolicyOf } from './request-policy-of.js';
 import { createRetrySlots } from './retry-slots.js';
 import { createServerHolds, type ServerHolds } from './server-holds.js';
 import type { TelemetryRequest, TelemetryRun, TelemetrySession } from './telemetry.js';
@@ -67,13 +69,16 @@ export class FailwiseClient implements FailoverClient {
   readonly #inFlight = new Set<InFlightRequest>();
   /** The policy the health and outbox machines hold in their context (`#inspectable`). */
   readonly #machinePolicy: Policy;
+  /** The client's routes, checked, each with its policy laid over the client's; none without the option. */
+  readonly #routes: readonly ResolvedRoute[] | undefined;
   #requests = 0;
   #closed = false;
 
   /** Throws `PolicyError` synchronously, naming every bad option by path. */
   constructor(options: FailoverClientOptions, defaultTransport: (clock: Clock) => Transport) {
-    const { origins, policy } = validateClientOptions(options);
+    const { origins, policy, routes } = validateClientOptions(options);
     this.policy = policy;
+    this.#routes = routes;
     this.#options = options;
     const clock = (this.#clock = options.clock ?? systemClock);
     const transport = (this.#transport = options.transport ?? defaultTransport(clock));
@@ -195,9 +200,10 @@ export class FailwiseClient implements FailoverClient {
     try {
       if (this.#closed) throw new FailwiseError('failwise: this client is closed');
       const prepared = prepareRequest(request, this.#newKey, strict, this.#options.isIdempotent);
-      if (prepared.lifetime === 'durable') return this.#requestDurable(prepared);
+      const policy = this.#policyOf(prepared);
+      if (prepared.lifetime === 'durable') return this.#requestDurable(prepared, policy);
       if (prepared.lifetime === 'cached') return this.#requestCached(prepared);
-      return this.#requestInteractive(prepared);
+      return this.#requestInteractive(prepared, policy);
     } catch (error) {
       // A malformed request, or a key that cannot be made: a rejection, as from an async function. (Both throw
       // FailwiseErrors; anything else would be a bug, passed on as it is.)
@@ -206,7 +212,12 @@ export class FailwiseClient implements FailoverClient {
     }
   }
 
-  #requestInteractive(prepared: PreparedRequest): Promise<Outcome> {
+  /** The policy a request runs by (request-policy-of.ts): the client's own object for most requests. */
+  #policyOf(prepared: PreparedRequest): Readonly<Policy> {
+    return requestPolicyOf(prepared, this.policy, this.#routes);
+  }
+
+  #requestInteractive(prepared: PreparedRequest, policy = this.#policyOf(prepared)): Promise<Outcome> {
     const requestId = `r${++this.#requests}`;
     const startedAt = this.#clock.now();
     const telemetry = this.#telemetry;
@@ -219,7 +230,7 @@ export class FailwiseClient implements FailoverClient {
       if (trace) trace.end(outcome, startedAt);
       return Promise.resolve(outcome);
     }
-    return run.start(this.policy, prepared.signal);
+    return run.start(policy, prepared.signal);
   }
 
   /**
@@ -227,7 +238,7 @@ export class FailwiseClient implements FailoverClient {
    * counts against the budget. Its reaction to the load is registered before close() awaits it, so a request
    * made before close() is written to the store before the outbox is closed (reactions run in order).
    */
-  #requestDurable(prepared: PreparedRequest): Promise<Outcome> {
+  #requestDurable(prepared: PreparedRequest, policy: Readonly<Policy>): Promise<Outcome> {
     const clock = this.#clock;
     const entryId = this.#makeKey('lifetime');
     const startedAt = clock.now();
@@ -236,7 +247,7 @@ export class FailwiseClient implements FailoverClient {
     const timer = clock.setTimeout(() => {
       expired = true;
       onExpired?.();
-    }, prepared.deadlineMs ?? this.policy.budgetMs);
+    }, prepared.deadlineMs ?? policy.budgetMs);
     const start: DurableStart = {
       entryId,
       startedAt,
@@ -269,6 +280,7 @@ export class FailwiseClient implements FailoverClient {
       method: prepared.method,
       path: withoutQuery(prepared.path),
       lifetime: prepared.lifetime,
+      route: prepared.route,
     };
   }
 
@@ -391,6 +403,7 @@ export class FailwiseClient implements FailoverClient {
             isOffline: () => isOffline(this.#host),
             primary,
             notify: (event) => this.#notify(event),
+            policyOf: (prepared) => this.#policyOf(prepared),
             requestRun: (requestId, prepared, startedAt, trace) =>
               this.#requestRun(requestId, prepared, startedAt, trace),
             telemetry: this.#telemetry,

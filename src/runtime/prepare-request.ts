@@ -4,6 +4,7 @@ import { describeValue, MAX_TIMER_MS } from '../policy/schema.js';
 import { headersProblem } from './header-fields.js';
 import { RequestError } from '../errors/request-error.js';
 import type { IdempotencyQuestion } from '../policy/graphql-query.js';
+import type { RequestPolicyInput } from '../policy/request-policy.js';
 import { checkFetchOptions, type FetchOptions } from '../transports/fetch-options.js';
 
 /**
@@ -63,6 +64,13 @@ export interface FailoverRequest {
    * (docs/transports.md, "Streaming").
    */
   stream?: boolean | undefined;
+  /**
+   * This request's own policy: any part of `attempts`, `budgetMs`, `timeouts`, `backoff`, `retryableStatuses` and
+   * `retryAfter`, laid over its route's policy (the client's `routes`) and the client's `policy`. Checked as the
+   * client's is; a client-wide part (`health`, `retryBudget`, `durable`, ...) is refused by name. A durable
+   * request keeps it in its outbox entry, and every send of the entry runs by it (docs/policy.md#request-policies).
+   */
+  policy?: RequestPolicyInput | undefined;
 }
 
 /** Says whether a request that has no `idempotent` field is safe to replay (the client's `isIdempotent`). */
@@ -84,6 +92,10 @@ export interface PreparedRequest {
   signal?: AbortSignal | undefined;
   fetchOptions?: FetchOptions | undefined;
   stream?: boolean | undefined;
+  /** The request's own policy, as given (checked when it is laid over its route's: request-policy-of.ts). */
+  policy?: RequestPolicyInput | undefined;
+  /** The route that matched the request, by name (its `id` or index), once one did. */
+  route?: string | number | undefined;
 }
 
 /** failwise's own request fields, beyond what fetch's `init` has (`client.fetch` takes them from `init` too). */
@@ -95,6 +107,7 @@ export const OWN_FIELDS = [
   'idempotent',
   'deadlineMs',
   'stream',
+  'policy',
 ] as const;
 
 const FIELDS: ReadonlySet<string> = new Set([
@@ -199,6 +212,8 @@ export function prepareRequest(
     signal,
     fetchOptions,
     stream: request.stream,
+    policy: request.policy,
+    route: undefined,
   };
 }
 

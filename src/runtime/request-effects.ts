@@ -24,7 +24,7 @@ import type { ResolvedOrigin } from './validate-client-options.js';
 // claim answer at once (the lean executor hands the answer back without a tick).
 
 /** The request an effect answers for: its own run, which reaches the client's parts through its host. */
-export type EffectRequest = Pick<RequestRun<unknown>, 'host' | 'requestId' | 'prepared' | 'trace'>;
+export type EffectRequest = Pick<RequestRun<unknown>, 'host' | 'requestId' | 'prepared' | 'trace' | 'policy'>;
 
 /** Rule 6: nothing is sent while the connectivity source says offline. */
 export function isOffline(host: RequestHost): boolean {
@@ -110,6 +110,8 @@ function send(
 ): PromiseLike<AttemptOutput> {
   const { host, prepared, trace } = run;
   const { policy } = host;
+  // The timeouts are the request's own (its policy over its route's over the client's); the headers the client's.
+  const { timeouts } = run.policy ?? policy;
   // The key comes from the runtime's own copy of the request: the machine knows only that there is one.
   if (prepared.idempotencyKey !== undefined)
     headers[policy.idempotency.header.toLowerCase()] = prepared.idempotencyKey;
@@ -126,12 +128,12 @@ function send(
       headers,
       body: prepared.body,
       signal,
-      connectTimeoutMs: Math.min(policy.timeouts.connectMs, input.timeoutMs),
+      connectTimeoutMs: Math.min(timeouts.connectMs, input.timeoutMs),
       attemptsLeft: input.attemptsLeft,
       pins: origin.pins,
       fetchOptions: prepared.fetchOptions,
       stream: prepared.stream,
-      idleMs: policy.timeouts.idleMs,
+      idleMs: timeouts.idleMs,
       // The caller's signal ends a body handed over as a stream after the attempt ended (docs/transports.md).
       bodySignal: prepared.signal,
     }),

@@ -95,6 +95,8 @@ export class RequestRun<T = RunOutput> implements RunObserver {
   failures: Failure[] | undefined = undefined;
   /** Settles once the request ends, with what `outcome` makes of the machine's output; set by `start`. */
   done: Promise<T> | undefined = undefined;
+  /** The policy the run goes by (the request's own over its route's over the client's); set by `start`. */
+  policy: Policy | undefined = undefined;
   /** The caller's signal, once the run listens to it. */
   private signal: AbortSignal | undefined = undefined;
   private machine: MachineRun<RequestMachineContext> | undefined = undefined;
@@ -125,6 +127,7 @@ export class RequestRun<T = RunOutput> implements RunObserver {
     }));
     this.begin(signal);
     const { host, prepared } = this;
+    this.policy = policy;
     try {
       const input = host.inspected ? ({} as RequestMachineInput) : host.input;
       input.requestId = this.requestId;
@@ -227,6 +230,7 @@ export class RequestRun<T = RunOutput> implements RunObserver {
         requestId: this.requestId,
         method: this.prepared.method,
         path: this.prepared.path,
+        route: this.prepared.route,
         origin: origin?.id,
         host: origin?.host,
         attempt,

@@ -29,6 +29,8 @@ export interface TelemetryRequest {
   /** The path without its query or fragment. */
   path: string;
   lifetime: 'interactive' | 'durable' | 'cached';
+  /** The client's route that gave the request its policy: its `id`, else its index; none without one. */
+  route?: string | number | undefined;
 }
 
 /**

@@ -1,5 +1,7 @@
 import { definePolicy } from '../policy/define-policy.js';
+import { defaultPolicy } from '../policy/defaults.js';
 import type { Policy } from '../policy/policy.js';
+import { resolveRoutes, type ResolvedRoute } from '../policy/routes.js';
 import { PolicyError, type PolicyIssue } from '../errors/policy-error.js';
 import type { FailoverClientOptions, OriginConfig } from './client-options.js';
 import { isRecord } from '../policy/is-record.js';
@@ -20,6 +22,7 @@ export interface ResolvedOrigin extends Required<Omit<OriginConfig, 'pins'>> {
 const OPTIONS: Readonly<Record<string, string | null>> = {
   origins: null,
   policy: null,
+  routes: null,
   transport: 'send',
   clock: 'now setTimeout clearTimeout',
   auth: 'headers refresh',
@@ -46,6 +49,7 @@ const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts|pins)$/;
 export function validateClientOptions(options: FailoverClientOptions): {
   origins: ResolvedOrigin[];
   policy: Policy;
+  routes: ResolvedRoute[] | undefined;
 } {
   const issues: PolicyIssue[] = [];
   const add = (path: string, message: string) => void issues.push({ path, message });
@@ -79,9 +83,17 @@ export function validateClientOptions(options: FailoverClientOptions): {
     if (!(error instanceof PolicyError)) throw error;
     issues.push(...error.issues);
   }
+  // Routes are laid over the client's policy: checked once that policy is.
+  let routes: ResolvedRoute[] | undefined;
+  try {
+    routes = resolveRoutes(options.routes, policy ?? defaultPolicy);
+  } catch (error) {
+    if (!(error instanceof PolicyError)) throw error;
+    issues.push(...error.issues);
+  }
   if (issues.length > 0 || policy === undefined) throw new PolicyError(issues);
   // Without issues every origin was resolved, in the order given.
-  return { origins: origins.map((origin, i) => withPins(origin, pins[i])), policy };
+  return { origins: origins.map((origin, i) => withPins(origin, pins[i])), policy, routes };
 }
 
 /** The origins, each checked: unique ids, https unless allowInsecure (rule 8), nothing secret in the URL. */

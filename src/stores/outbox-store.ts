@@ -1,4 +1,5 @@
 import type { Failure } from '../policy/failure.js';
+import type { RequestPolicyInput } from '../policy/request-policy.js';
 
 /** A durable request as kept in the store: everything needed to send it again after a restart. */
 export interface StoredRequest {
@@ -10,6 +11,8 @@ export interface StoredRequest {
   body?: string | Uint8Array | undefined;
   /** The request's own `idempotent` override, if it gave one. */
   idempotent?: boolean | undefined;
+  /** The request's own policy (`attempts`, `backoff`, ...), when it gave one: every send runs by it. */
+  policy?: RequestPolicyInput | undefined;
 }
 
 /** One entry of the outbox. Stores keep it as given and return equal copies (never the same object). */

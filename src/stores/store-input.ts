@@ -61,6 +61,12 @@ function entryProblem(entry: unknown): string | undefined {
         'a boolean or undefined',
         request.idempotent,
       ],
+      [
+        request.policy === undefined || isRecord(request.policy),
+        'request.policy',
+        'an object or undefined',
+        request.policy,
+      ],
     );
   }
   checks.push(

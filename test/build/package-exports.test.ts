@@ -134,7 +134,7 @@ describe('the published package', () => {
     expect(entries['browser']).toBe('browserConnectivity,fetchTransport,indexedDbStore');
     expect(entries['otel']).toBe('DURATION_BUCKETS,openTelemetry');
     // It works on the objects the app passes in: no import of @tanstack/query-core, which is not installed here.
-    expect(entries['tanstackQuery']).toBe('queryDefaults,syncOnlineManager');
+    expect(entries['tanstackQuery']).toBe('metaPolicy,queryDefaults,syncOnlineManager');
     // It takes the app's NetInfo and AsyncStorage or MMKV as arguments: none of them is imported.
     expect(entries['reactNative']).toBe('keyValueStore,netInfoConnectivity');
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).

@@ -192,6 +192,13 @@ describe('the recipes of docs/recipes.md', () => {
     expect(loaded.filter((path) => path.startsWith(join(root, 'dist/')))).toEqual([]);
   }, 60_000);
 
+  it('the payments and feed recipe is one block that type-checks as written and imports what failwise exports', () => {
+    const [routes, ...more] = blocks('Payments and a feed on one client');
+    expect(more).toEqual([]);
+    expect(typeCheck({ '__recipe-routes.ts': routes! }, 'src/index.ts', true).errors).toEqual([]);
+    expect(failwiseImports(routes!).filter(([entry, name]) => !(name in entries[entry]!))).toEqual([]);
+  }, 60_000);
+
   it('import only names their failwise entry exports', () => {
     const expected = {
       browser: [

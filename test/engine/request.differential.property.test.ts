@@ -1,4 +1,5 @@
 import { fc } from '@fast-check/vitest';
+import { expect } from 'vitest';
 import type { MachineLogic } from '../../src/engine/machine-logic.js';
 import { requestLogic } from '../../machines/request/request.logic.js';
 import { requestMachine } from '../../machines/request/request.machine.js';
@@ -6,6 +7,8 @@ import { requestTable } from '../../machines/request/request.table.js';
 import type { RequestMachineInput } from '../../machines/request/request.types.js';
 import { seededRandom } from '../../src/drill/seeded-random.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
+import type { Policy, PolicyInput } from '../../src/policy/policy.js';
+import { layPolicy } from '../../src/policy/request-policy.js';
 import { policyArb } from '../helpers/arbitraries.js';
 import {
   describeDifferential,
@@ -183,8 +186,41 @@ function answerBoth(a: Side, b: Side, pick: number, answer: Answer, origins: rea
   return true;
 }
 
+/** The groups of a policy a request may set itself; `timeouts` goes with the `budgetMs` it must fit under. */
+const REQUEST_GROUPS = [
+  ['attempts'],
+  ['budgetMs', 'timeouts'],
+  ['backoff'],
+  ['retryableStatuses'],
+  ['retryAfter'],
+];
+
+/**
+ * The case's policy, as a request policy laid over a client policy (as the client does with a request's or a
+ * route's policy): the seed's low bits say which groups the request sets itself, the client setting the rest
+ * (none: the client's policy alone). Drawn from the seed, not from new draws, so that the fixed seeds still
+ * reach every state; the policy the machine gets is the same either way, which this checks too.
+ */
+function splitPolicy(input: PolicyInput, seed: number): Policy {
+  const whole = definePolicy(input);
+  const bits = (seed >>> 0) % 32;
+  if (bits === 0) return whole;
+  const client: Record<string, unknown> = { ...input };
+  const request: Record<string, unknown> = {};
+  REQUEST_GROUPS.forEach((group, i) => {
+    if ((bits & (1 << i)) === 0) return;
+    for (const key of group) {
+      request[key] = client[key];
+      delete client[key];
+    }
+  });
+  const laid = layPolicy(definePolicy(client), request, 'request.policy');
+  expect(laid).toEqual(whole);
+  return laid;
+}
+
 function makeInput(i: RequestCase): RequestMachineInput {
-  const policy = definePolicy(i.policy);
+  const policy = splitPolicy(i.policy, i.seed);
   return {
     requestId: 'r1',
     method: i.method,

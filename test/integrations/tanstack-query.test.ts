@@ -3,7 +3,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { manualConnectivity } from '../../src/connectivity/manual-connectivity.js';
 import { ArgumentError } from '../../src/errors/argument-error.js';
 import { RequestFailedError } from '../../src/errors/request-failed-error.js';
-import { queryDefaults, syncOnlineManager } from '../../src/tanstack-query.js';
+import { metaPolicy, queryDefaults, syncOnlineManager } from '../../src/tanstack-query.js';
 import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
 import { closedPort, useLoopback } from '../helpers/loopback-server.js';
 
@@ -200,6 +200,72 @@ describe('failwise/tanstack-query with @tanstack/query-core 5', () => {
     queryClient.clear();
     await hungClient.close();
     await client.close();
+  });
+
+  it('metaPolicy: a query carries its own failwise policy in meta; the origin sees that many attempts, not multiplied', async () => {
+    const { server, client } = await failingOrigin(loopback, 503);
+    const queryClient = new QueryClient({ defaultOptions: queryDefaults(client) });
+    const observer = new QueryObserver(queryClient, {
+      queryKey: ['feed'],
+      meta: { failwise: { policy: { attempts: { max: 5 } } } },
+      queryFn: async (context) => {
+        const outcome = await client.request({
+          path: '/feed',
+          signal: context.signal,
+          policy: metaPolicy(context),
+        });
+        if (outcome.status !== 'succeeded') throw new RequestFailedError(outcome);
+        return outcome.response.text();
+      },
+    });
+    const result = await new Promise<ReturnType<typeof observer.getCurrentResult>>((resolve) => {
+      const unsubscribe = observer.subscribe((current) => {
+        if (current.status === 'pending' || current.fetchStatus === 'fetching') return;
+        unsubscribe();
+        resolve(current);
+      });
+    });
+    expect(result.status).toBe('error');
+    expect(result.failureCount).toBe(1);
+    expect(server.requests).toHaveLength(5);
+    queryClient.clear();
+    await client.close();
+  });
+
+  it('metaPolicy: a mutation carries its own failwise policy in meta (one attempt for a payment)', async () => {
+    const { server, client } = await failingOrigin(loopback, 503);
+    const queryClient = new QueryClient({ defaultOptions: queryDefaults(client) });
+    const observer = new MutationObserver(queryClient, {
+      meta: { failwise: { policy: { attempts: { max: 1 } } } },
+      mutationFn: async (order: string, context) => {
+        const outcome = await client.request({
+          method: 'POST',
+          path: '/payments',
+          body: order,
+          idempotencyKey: 'auto',
+          policy: metaPolicy(context),
+        });
+        if (outcome.status !== 'succeeded') throw new RequestFailedError(outcome);
+        return outcome.response.status;
+      },
+    });
+    const error: unknown = await observer.mutate('{"amount":5}').catch((e: unknown) => e);
+    expect((error as RequestFailedError).outcome).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(observer.getCurrentResult().failureCount).toBe(1);
+    expect(server.requests).toHaveLength(1);
+    queryClient.clear();
+    await client.close();
+  });
+
+  it('metaPolicy: none without meta.failwise; refuses a meta.failwise that is not { policy }', () => {
+    expect(metaPolicy({})).toBeUndefined();
+    expect(metaPolicy(undefined)).toBeUndefined();
+    expect(metaPolicy({ meta: { other: 1 } })).toBeUndefined();
+    expect(metaPolicy({ meta: { failwise: { policy: { budgetMs: 100 } } } })).toEqual({ budgetMs: 100 });
+    expect(() => metaPolicy({ meta: { failwise: { attempts: { max: 1 } } } })).toThrow(
+      new ArgumentError('metaPolicy', 'meta.failwise', 'expected an object { policy }'),
+    );
+    expect(() => metaPolicy({ meta: { failwise: 5 } })).toThrow(ArgumentError);
   });
 
   it('queryDefaults refuses what is not a failwise client', () => {

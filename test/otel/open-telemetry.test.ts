@@ -217,6 +217,23 @@ describe('openTelemetry()', () => {
     await h.client.close();
   });
 
+  it('names the route that gave a request its policy on its span (its id, else its index), never a query', async () => {
+    const o = sdk();
+    const h = harness([{ reply: respond(200) }], {
+      telemetry: o.telemetry,
+      routes: [
+        { id: 'feed', match: { path: '/v1/feed' }, policy: { attempts: { max: 5 } } },
+        { match: { method: 'POST' }, policy: { attempts: { max: 1 } } },
+      ],
+    });
+    await h.run({ path: '/v1/feed?cursor=9' });
+    await h.run({ method: 'POST', path: '/v1/pay?card=4242', body: '{}' });
+    await h.run({ path: '/v1/other' });
+    const requests = byKind(o.spans(), SpanKind.INTERNAL);
+    expect(requests.map((span) => span.attributes['failwise.route'])).toEqual(['feed', 1, undefined]);
+    expect(requests.map((span) => span.attributes['url.path'])).toEqual(['/v1/feed', '/v1/pay', '/v1/other']);
+  });
+
   it('carries no query, header value, token, body or idempotency key, through a retry and an auth refresh', async () => {
     const o = sdk();
     let token = `old-${SECRETS.token}`;

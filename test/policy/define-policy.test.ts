@@ -425,3 +425,15 @@ describe('definePolicy', () => {
     ]);
   });
 });
+
+describe('definePolicy given a typed array of statuses', () => {
+  it('refuses it as not an array, with a PolicyError rather than a TypeError from freezing it', () => {
+    expect(() =>
+      definePolicy({ retryableStatuses: Float64Array.from([503]) as unknown as number[] }),
+    ).toThrow(
+      new PolicyError([
+        { path: 'policy.retryableStatuses', message: 'expected an array of HTTP statuses, got an object' },
+      ]),
+    );
+  });
+});

@@ -264,6 +264,15 @@ export function describeOutboxStore(
         expect(stored?.request).toEqual({ ...request, method: 'DELETE', idempotent: true });
       });
 
+      it("keeps a request's own policy, and refuses one that is not an object", async () => {
+        const policy = { attempts: { max: 1 }, backoff: { maxMs: 900 }, retryableStatuses: [503] };
+        await store.add(makeEntry('a', { request: { ...makeEntry('a').request, policy } }));
+        expect((await store.get('a'))?.request.policy).toEqual(policy);
+        await expect(
+          store.add(makeEntry('b', { request: { ...makeEntry('b').request, policy: 5 as never } })),
+        ).rejects.toThrow(/request\.policy/);
+      });
+
       it('changes a body from bytes to a string and back on update', async () => {
         await store.add(makeEntry('a', { request: { ...makeEntry('a').request, body: bytes() } }));
         await store.update(makeEntry('a', { request: { ...makeEntry('a').request, body: 'text' } }));

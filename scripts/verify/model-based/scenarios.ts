@@ -305,10 +305,14 @@ export const requestScenarios: Scenario[] = [
   {
     name: 'the last attempt fails',
     takes: ['request.active.evaluating always #8'],
-    options: { policy: policy({ attempts: { max: 1 } }) },
+    // The one attempt is the request's own policy, laid over its route's (two) and the client's (three).
+    options: {
+      policy: policy(),
+      routes: [{ id: 'reads', match: { method: 'GET' }, policy: { attempts: { max: 2 } } }],
+    },
     async run(w) {
       w.primary.next(answer(503));
-      const outcome = await w.run(read);
+      const outcome = await w.run({ ...read, policy: { attempts: { max: 1 } } });
       expectThat(
         outcome.status === 'failed' && outcome.reason === 'attempts-exhausted',
         'attempts-exhausted',
