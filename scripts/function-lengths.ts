@@ -13,7 +13,7 @@
  * or an arrow's expression body), both included. A one-line arrow is 1 line long.
  *
  * How a function is named: by its declaration, method, property or variable name, after the names of the
- * functions and classes around it (`OutboxRunner.flush`, `createClient.send`); a function with no name of its
+ * functions and classes around it (`OutboxRunner.flush`, `fetchTransportWith.send`); a function with no name of its
  * own is `<anonymous>`, and a repeated name in one file takes `#2`, `#3`, in source order.
  *
  * Run with `npm run function-lengths` (limit 100) or `npm run function-lengths -- 60`.
