@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { PolicyError } from '../../src/errors/policy-error.js';
 import type { ClassifyHook } from '../../src/runtime/client-options.js';
 import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
+import { withInspector } from '../../src/runtime/with-inspector.js';
 import { harness } from '../helpers/client-harness.js';
 import { fail, respond } from '../helpers/scripted-transport.js';
 
@@ -187,6 +188,53 @@ describe("the client's classify", () => {
       failure: { class: 'response-timeout' },
     });
     expect(h.clock.now() - started).toBeGreaterThanOrEqual(2_000);
+  });
+
+  it('decides the same when the machines run as XState actors under an inspector', async () => {
+    const h = harness([{ reply: respond(200) }, { reply: respond(503) }], {
+      policy,
+      classify: ({ response }) => (response?.status === 200 ? 'unavailable' : 'success'),
+      inspect: withInspector(() => {}),
+    });
+    const outcome = await h.run({ path: '/items' });
+    expect(outcome.status === 'succeeded' && outcome.response.status).toBe(503);
+    expect(h.transport.calls).toHaveLength(2);
+  });
+
+  it("is cut by the caller's signal while it runs", async () => {
+    const h = harness([{ reply: respond(200) }], {
+      policy,
+      classify: () => new Promise<undefined>(() => {}),
+    });
+    const controller = new AbortController();
+    const outcome = h.client.request({ path: '/items', signal: controller.signal });
+    await h.clock.increment(10);
+    controller.abort();
+    await h.clock.runAll();
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'cancelled' });
+  });
+
+  it('counts toward failover as its class does: 200s it calls unavailable fail the primary over', async () => {
+    const h = harness([{ reply: respond(200) }], {
+      origins: [
+        { id: 'primary', url: 'https://api.example.test' },
+        { id: 'backup', url: 'https://backup.example.test' },
+      ],
+      policy: { ...policy, attempts: { max: 1 }, health: { failoverAfter: 1 } },
+      classify: ({ request }) => (request.origin === 'primary' ? 'unavailable' : undefined),
+    });
+    const outcome = h.client.request({ path: '/items' });
+    // Only until the attempt has failed: running on would fail back after the health probe (a HEAD failwise
+    // classifies itself, as `probe` says).
+    await h.clock.increment(1);
+    expect(await outcome).toMatchObject({ status: 'failed', failure: { class: 'unavailable', status: 200 } });
+    expect(h.client.health()).toMatchObject({ state: 'failedOver', activeOrigin: 'backup' });
+    expect(h.events.find((event) => event.type === 'health-changed')).toMatchObject({
+      from: 'healthy',
+      to: 'failedOver',
+      criterion: 'consecutive-failures',
+    });
+    expect((await h.run({ path: '/items' })).status).toBe('succeeded');
   });
 
   it('must be a function', () => {
