@@ -288,6 +288,8 @@ export async function runRequestDifferential(
     alternative: undefined,
     granted: true,
     reconcile: 'applied',
+    verdict: undefined,
+    classifyThrew: false,
   };
   for (let n = 0; a.observe().status === 'active' && n < 50; n++) {
     if (!answerBoth(a, b, 0, success, origins)) {
