@@ -4,6 +4,9 @@ export { createFailoverClient } from './runtime/create-failover-client.js';
 export type { FailoverClient, FetchInit, ClientOutbox } from './runtime/create-failover-client.js';
 export type { FlushResult, FlushReason } from './runtime/flush-result.js';
 export type {
+  ClassifyError,
+  ClassifyHook,
+  ClassifyRequest,
   FailoverClientOptions,
   OriginConfig,
   ProbeOption,
@@ -12,6 +15,7 @@ export type {
   ReconcileResult,
 } from './runtime/client-options.js';
 export type { FailoverRequest, IsIdempotent, RequestHeaders } from './runtime/prepare-request.js';
+export type { ClassifyVerdict } from './policy/classify-verdict.js';
 export { isGraphQLQuery } from './policy/graphql-query.js';
 export type { IdempotencyQuestion } from './policy/graphql-query.js';
 export type { FetchOptions } from './transports/fetch-options.js';

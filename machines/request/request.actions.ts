@@ -6,6 +6,7 @@ import {
   transportCrashFailure,
 } from '../../src/policy/classify-failure.js';
 import { nextBackoff } from '../../src/policy/backoff.js';
+import { classifyWithVerdict } from '../../src/policy/classify-verdict.js';
 import { planRetryWait, timeLeftMs } from '../../src/policy/budget.js';
 import type { Failure, FailReason } from '../../src/policy/failure.js';
 import type {
@@ -165,13 +166,19 @@ export function recordAttemptResult({ context }: Args, output: AttemptOutput): C
   // Attempts the transport made itself count against attempts.max (rule 1).
   const attempts = context.attempts + Math.max(0, Math.floor(output.attempts ?? 1) - 1);
   const authGeneration = output.authGeneration ?? context.authGeneration;
-  const failure = classifyResult(output, origin, { now });
-  if (failure === undefined && output.kind === 'response') {
-    return { now, attempts, authGeneration, inFlight: false, response: output.response };
+  const { verdict } = output;
+  const failure =
+    verdict === undefined
+      ? classifyResult(output, origin, { now })
+      : classifyWithVerdict(output, verdict, origin, { now }, output.classifyError);
+  if (failure === undefined) {
+    // An error the app's classify calls a success has no response of its own: the app gets an empty 204.
+    const response = output.kind === 'response' ? output.response : new Response(null, { status: 204 });
+    return { now, attempts, authGeneration, inFlight: false, response };
   }
-  // classifyResult leaves only a success status unclassified, and that returned above. recordFailure reads no
-  // attempt count, so it takes the context as it is (no copy of it); the fresh changes get theirs set in place.
-  const changes = recordFailure(context, failure!, now);
+  // recordFailure reads no attempt count, so it takes the context as it is (no copy of it); the fresh changes
+  // get theirs set in place.
+  const changes = recordFailure(context, failure, now);
   changes.attempts = attempts;
   changes.authGeneration = authGeneration;
   changes.lastResponse = output.kind === 'response' ? output.response : context.lastResponse;

@@ -1,5 +1,6 @@
 import type { Failure, FailReason } from '../../src/policy/failure.js';
 import type { Policy } from '../../src/policy/policy.js';
+import type { ClassifyVerdict } from '../../src/policy/classify-verdict.js';
 import type { TransportResult } from '../../src/policy/transport-result.js';
 import type { RetryPlan } from '../../src/policy/budget.js';
 
@@ -59,6 +60,13 @@ export interface AttemptInput {
 export type AttemptOutput = TransportResult & {
   at?: number | undefined;
   authGeneration?: number | undefined;
+  /**
+   * What the client's `classify` said of this result, when it said anything: it decides over failwise's own
+   * classification (`classifyWithVerdict`). Absent: failwise classifies the result as usual.
+   */
+  verdict?: ClassifyVerdict | undefined;
+  /** What went wrong in `classify` (it threw, or returned something else); then `verdict` is `unexpected`. */
+  classifyError?: string | undefined;
 };
 
 /** What the `claimRetry` actor gets: the request that wants to retry after attempt `attempt`. */

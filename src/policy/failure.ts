@@ -32,6 +32,11 @@ export interface Failure {
    */
   retryAfterMs?: number;
   message: string;
+  /**
+   * The client's `classify` gave this class: the class alone decides whether it is retried (`unavailable` and
+   * `rate-limited` are, as the network classes), not the status. Absent when failwise classified the attempt.
+   */
+  classifiedByApp?: true;
 }
 
 /** Why a request ended `failed` (or was deferred). */

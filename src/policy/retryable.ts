@@ -24,6 +24,9 @@ const statusClasses: ReadonlySet<FailureClass> = new Set<FailureClass>([
   'client-error',
 ]);
 
+/** The status classes retried when the app's `classify` names them (a `server-error` or `client-error` is not). */
+const appRetriedClasses: ReadonlySet<FailureClass> = new Set<FailureClass>(['rate-limited', 'unavailable']);
+
 /**
  * Statuses that are never retried, whatever the policy says; `definePolicy` refuses them in
  * `retryableStatuses` rather than ignore them silently.
@@ -54,6 +57,8 @@ export interface RetryableOptions {
  *   idempotency key (IETF draft "The Idempotency-Key HTTP Header Field": 409 means the first request with this
  *   key is still being processed, so the same request is sent again, unchanged, after a wait). 400, 401 and 422
  *   never (see `neverRetriedStatuses`).
+ * - a class the client's `classify` gave (`classifiedByApp`): yes for the network classes above, `unavailable`
+ *   and `rate-limited`; no for the rest.
  */
 export function isRetryableFailure(
   failure: Failure,
@@ -61,6 +66,9 @@ export function isRetryableFailure(
   options: RetryableOptions,
 ): boolean {
   const { class: failureClass, status } = failure;
+  // The app's own class is retried by what it names, whatever status the response had.
+  if (failure.classifiedByApp)
+    return retryableClasses.has(failureClass) || appRetriedClasses.has(failureClass);
   return failureClass === 'unexpected'
     ? status === undefined
     : retryableClasses.has(failureClass) ||

@@ -1,7 +1,9 @@
 import type { MachineRunner } from '../engine/machine-runner.js';
 import type { Clock } from '../clock/clock.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
-import type { Failure } from '../policy/failure.js';
+import type { ClassifyVerdict } from '../policy/classify-verdict.js';
+import type { Failure, FailureClass, RequestSent } from '../policy/failure.js';
+import type { TransportErrorPhase } from '../policy/transport-result.js';
 import type { OutboxStore } from '../stores/outbox-store.js';
 import type { ResponseCache } from '../cache/response-cache.js';
 import type { Policy, PolicyInput } from '../policy/policy.js';
@@ -83,6 +85,44 @@ export type ReconcileHook = (args: {
   attempts: number;
 }) => Promise<ReconcileResult>;
 
+/** The request as the client's `classify` sees it: a description, never its headers, body or query. */
+export interface ClassifyRequest {
+  readonly method: string;
+  /** The path without its query and fragment. */
+  readonly path: string;
+  /** The id of the origin the attempt went to. */
+  readonly origin: string;
+  /** The route that gave the request its policy: its `id`, else its index in `routes`; none without one. */
+  readonly route?: string | number | undefined;
+}
+
+/** A transport error as the client's `classify` sees it. */
+export interface ClassifyError {
+  /** How failwise classifies it. */
+  readonly class: FailureClass;
+  readonly phase: TransportErrorPhase;
+  /** Whether the request may have reached the server; the app's class never changes it. */
+  readonly requestSent: RequestSent;
+  /** A short description with no header values, tokens, bodies or query strings. */
+  readonly message: string;
+  /** The low-level code, e.g. `ECONNREFUSED`, when the transport gave one. */
+  readonly code?: string | undefined;
+}
+
+/**
+ * The app's own classifier, asked about every attempt that got a response or an error, before failwise decides:
+ * a failure class, `'success'`, or `undefined` (failwise classifies as usual); sync or async. It reads a body
+ * through `response.clone()`, so the app still gets it whole. What it throws (or a value of any other kind) fails
+ * the attempt as `unexpected`. It changes whether an attempt is retried, never whether a write may be replayed.
+ */
+export type ClassifyHook = (args: {
+  request: ClassifyRequest;
+  /** The attempt's number, from 1. */
+  attempt: number;
+  response?: Response;
+  error?: ClassifyError;
+}) => ClassifyVerdict | undefined | PromiseLike<ClassifyVerdict | undefined>;
+
 /**
  * What runs the client's machines when they are watched: `withInspector(observer)` from failwise/machines
  * (real XState actors, with the observer on every one). Without it they run in the lean executor.
@@ -108,6 +148,12 @@ export interface FailoverClientOptions {
   clock?: Clock;
   auth?: AuthProvider;
   reconcile?: ReconcileHook;
+  /**
+   * The app's own verdict on each attempt (a GraphQL `errors` array in a 200, a problem type, a transient 401):
+   * a failure class, `'success'` or `undefined` for failwise's own (docs/policy.md#the-apps-own-classifier).
+   * Runs within the attempt, bounded by its timeout. @default none: failwise classifies every attempt
+   */
+  classify?: ClassifyHook;
   /**
    * Says whether a request that has no `idempotent` field of its own is safe to replay: `true` (retried and
    * failed over as a read), `false` (a write: rule 2), `undefined` (left to its method). Handed the

@@ -112,6 +112,7 @@ export class FailwiseClient implements FailoverClient {
       transport,
       auth,
       reconcile,
+      classify: options.classify,
       connectivity,
       machine: prepareRequestMachine(this.#runner, clock, { auth: !!auth, reconcile: !!reconcile }),
       originIds: origins.map((origin) => origin.id),

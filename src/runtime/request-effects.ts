@@ -12,6 +12,8 @@ import type {
 import { attemptOrigin } from '../policy/attempt-origin.js';
 import { isSafeMethod } from '../policy/methods.js';
 import type { TransportErrorPhase } from '../policy/transport-result.js';
+import { classifyAttempt, classifyPath } from './classify-attempt.js';
+import type { ClassifyRequest } from './client-options.js';
 import { CREDENTIAL_HEADERS } from './prepare-request.js';
 import type { RequestHost, RequestRun } from './request-run.js';
 import { StampedAttempt } from './stamped-attempt.js';
@@ -120,26 +122,37 @@ function send(
   }
   // The attempt's span context (`traceparent`, ...), so that the server's spans join the trace.
   if (trace?.inject) trace.inject(input.attempt, headers);
-  // Stamped in the reaction that hands the result to the machine, not in a `then` of its own (stamped-attempt.ts).
+  const sent = host.transport.send({
+    url: origin.base + prepared.path,
+    method: prepared.method,
+    headers,
+    body: prepared.body,
+    signal,
+    connectTimeoutMs: Math.min(timeouts.connectMs, input.timeoutMs),
+    attemptsLeft: input.attemptsLeft,
+    pins: origin.pins,
+    fetchOptions: prepared.fetchOptions,
+    stream: prepared.stream,
+    idleMs: timeouts.idleMs,
+    // The caller's signal ends a body handed over as a stream after the attempt ended (docs/transports.md).
+    bodySignal: prepared.signal,
+  });
+  // Stamped in the reaction that hands the result to the machine, not in a `then` of its own (stamped-attempt.ts);
+  // without a `classify` the success path costs this one check.
+  const { classify } = host;
   return new StampedAttempt(
-    host.transport.send({
-      url: origin.base + prepared.path,
-      method: prepared.method,
-      headers,
-      body: prepared.body,
-      signal,
-      connectTimeoutMs: Math.min(timeouts.connectMs, input.timeoutMs),
-      attemptsLeft: input.attemptsLeft,
-      pins: origin.pins,
-      fetchOptions: prepared.fetchOptions,
-      stream: prepared.stream,
-      idleMs: timeouts.idleMs,
-      // The caller's signal ends a body handed over as a stream after the attempt ended (docs/transports.md).
-      bodySignal: prepared.signal,
-    }),
+    classify === undefined
+      ? sent
+      : classifyAttempt(sent, classify, classifyRequest(run, origin.id), input.attempt),
     host.clock,
     authGeneration,
   );
+}
+
+/** The request as the app's `classify` sees it: no headers, no body, no query. */
+function classifyRequest(run: EffectRequest, origin: string): ClassifyRequest {
+  const { method, path, route } = run.prepared;
+  return { method, path: classifyPath(path), origin, route };
 }
 
 /** An attempt that ended before anything was sent, as a transport would report it. */

@@ -32,7 +32,7 @@ import type { ServerHolds } from './server-holds.js';
 import type { TelemetryRun } from './telemetry.js';
 import type { ResolvedOrigin } from './validate-client-options.js';
 import type { AuthCoordinator } from './auth-coordinator.js';
-import type { ReconcileHook } from './client-options.js';
+import type { ClassifyHook, ReconcileHook } from './client-options.js';
 import type { ConnectivitySource } from '../connectivity/connectivity-source.js';
 import type { Transport } from '../transports/transport.js';
 
@@ -54,6 +54,8 @@ export interface RequestHost {
   readonly transport: Transport;
   readonly auth: AuthCoordinator | undefined;
   readonly reconcile: ReconcileHook | undefined;
+  /** The app's own verdict on each attempt (classify-attempt.ts); none: failwise classifies every attempt. */
+  readonly classify: ClassifyHook | undefined;
   readonly connectivity: ConnectivitySource | undefined;
   /** The request machine, prepared once for the client (prepare-request-machine.ts). */
   readonly machine: PreparedMachine<RequestMachineContext, RequestMachineInput>;

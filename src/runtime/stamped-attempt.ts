@@ -1,6 +1,6 @@
 import type { AttemptOutput } from '../../machines/request/request.types.js';
 import type { Clock } from '../clock/clock.js';
-import type { TransportResult } from '../policy/transport-result.js';
+import type { ClassifiedResult } from './classify-attempt.js';
 
 /**
  * An attempt's transport promise as the machine's transport actor answers it: `attemptOutput` turns the transport's
@@ -10,7 +10,7 @@ import type { TransportResult } from '../policy/transport-result.js';
  */
 export class StampedAttempt implements PromiseLike<AttemptOutput> {
   constructor(
-    private readonly sent: PromiseLike<TransportResult>,
+    private readonly sent: PromiseLike<ClassifiedResult>,
     private readonly clock: Clock,
     private readonly authGeneration: number | undefined,
   ) {}
@@ -29,7 +29,7 @@ export class StampedAttempt implements PromiseLike<AttemptOutput> {
 
 /** A transport's result as the machine reads it: when it came (`at`), and the credentials' generation it was sent with. */
 function attemptOutput(
-  result: TransportResult,
+  result: ClassifiedResult,
   at: number,
   authGeneration: number | undefined,
 ): AttemptOutput {
@@ -37,7 +37,8 @@ function attemptOutput(
   // and a spread that adds keys takes V8 (Node 20) a slow path; this costs both less.
   const output: Record<string, unknown> = {};
   for (const key in result)
-    if (Object.prototype.hasOwnProperty.call(result, key)) output[key] = result[key as keyof TransportResult];
+    if (Object.prototype.hasOwnProperty.call(result, key))
+      output[key] = result[key as keyof ClassifiedResult];
   output.at = at;
   output.authGeneration = authGeneration;
   return output as AttemptOutput;

@@ -27,6 +27,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   clock: 'now setTimeout clearTimeout',
   auth: 'headers refresh',
   reconcile: '',
+  classify: '',
   isIdempotent: '',
   onEvent: '',
   onEventError: '',

@@ -22,7 +22,10 @@ import * as nodeEntry from '../../src/node.js';
 import * as reactNativeEntry from '../../src/react-native.js';
 import type { FailoverClient } from '../../src/runtime/create-failover-client.js';
 import type { OutboxEntry } from '../../src/stores/outbox-store.js';
+import type { ClassifyHook } from '../../src/runtime/client-options.js';
+import { harness } from '../helpers/client-harness.js';
 import { closedPort, useLoopback } from '../helpers/loopback-server.js';
+import { respond } from '../helpers/scripted-transport.js';
 import { standIns, type AppStateStandIn, type NetInfoStandIn } from '../helpers/react-native-stand-ins.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
@@ -533,4 +536,93 @@ describe('the Node recipe of docs/recipes.md, against a real server and a real S
     expect(end).toEqual({ code: 0, signal: null });
     expect(await stored()).toMatchObject([{ idempotencyKey: 'usage-evt-1', status: 'pending', attempts: 3 }]);
   }, 30_000);
+});
+
+describe('the classifier recipes of docs/recipes.md, each classify run in a client on a simulated clock', () => {
+  const [graphql = '', problem = '', transient401 = '', ...more] = blocks("The app's own classifier");
+
+  it('are three blocks that type-check as written and import what failwise exports', () => {
+    expect(more).toEqual([]);
+    for (const [i, code] of [graphql, problem, transient401].entries()) {
+      expect(typeCheck({ [`__recipe-classify-${i}.ts`]: code }, 'src/index.ts', true).errors).toEqual([]);
+      expect(failwiseImports(code).filter(([entry, name]) => !(name in entries[entry]!))).toEqual([]);
+    }
+  }, 60_000);
+
+  /** The recipe as pasted: its client is made (and closed here), its `classify` is what the tests run. */
+  async function classifyOf(code: string): Promise<ClassifyHook> {
+    const recipe = (await import(writeModule(code))) as { classify: ClassifyHook; api: FailoverClient };
+    await recipe.api.close();
+    return recipe.classify;
+  }
+  const policy = { attempts: { max: 3 }, backoff: { initialMs: 10, maxMs: 10 } };
+
+  it('GraphQL: a 200 whose errors say unavailable is retried; other errors reach the app whole', async () => {
+    const classify = await classifyOf(graphql);
+    const unavailable = JSON.stringify({ errors: [{ extensions: { code: 'SERVICE_UNAVAILABLE' } }] });
+    const data = JSON.stringify({ data: { items: [] } });
+    const query = { method: 'POST', path: '/graphql', body: JSON.stringify({ query: '{ items { id } }' }) };
+    const options = { policy, classify, isIdempotent: universalEntry.isGraphQLQuery };
+    const retried = harness(
+      [{ reply: respond(200, {}, unavailable) }, { reply: respond(200, {}, data) }],
+      options,
+    );
+    const outcome = await retried.run(query);
+    expect(retried.transport.calls).toHaveLength(2);
+    expect(outcome.status === 'succeeded' && (await outcome.response.text())).toBe(data);
+
+    const badInput = JSON.stringify({ errors: [{ extensions: { code: 'BAD_USER_INPUT' } }] });
+    const kept = harness([{ reply: respond(200, {}, badInput) }], options);
+    const answered = await kept.run(query);
+    expect(kept.transport.calls).toHaveLength(1);
+    expect(answered.status === 'succeeded' && (await answered.response.text())).toBe(badInput);
+
+    const mutation = { ...query, body: JSON.stringify({ query: 'mutation { addItem { id } }' }) };
+    const write = harness([{ reply: respond(200, {}, unavailable) }], options);
+    expect(await write.run(mutation)).toMatchObject({ status: 'failed', reason: 'unsafe-to-replay' });
+    expect(write.transport.calls).toHaveLength(1);
+  });
+
+  it('RFC 9457: a 500 of problem type temporary-reduced-capacity is retried as unavailable; another is not', async () => {
+    const classify = await classifyOf(problem);
+    const problemOf = (type: string) =>
+      respond(500, { 'content-type': 'application/problem+json' }, JSON.stringify({ type, title: 'x' }));
+    const reduced = harness(
+      [{ reply: problemOf('https://example.com/probs/temporary-reduced-capacity') }, { reply: respond(200) }],
+      { policy, classify },
+    );
+    expect((await reduced.run({ path: '/items' })).status).toBe('succeeded');
+    expect(reduced.transport.calls).toHaveLength(2);
+
+    const other = harness([{ reply: problemOf('https://example.com/probs/out-of-credit') }], {
+      policy,
+      classify,
+    });
+    expect(await other.run({ path: '/items' })).toMatchObject({
+      status: 'failed',
+      reason: 'not-retryable',
+      failure: { class: 'server-error', status: 500 },
+    });
+    expect(other.transport.calls).toHaveLength(1);
+  });
+
+  it('a 401 with Retry-After waits and is sent again without a refresh; any other 401 refreshes', async () => {
+    const classify = await classifyOf(transient401);
+    let refreshes = 0;
+    const auth = { headers: () => ({ authorization: 'Bearer t' }), refresh: async () => void refreshes++ };
+    const transient = harness([{ reply: respond(401, { 'retry-after': '2' }) }, { reply: respond(200) }], {
+      policy,
+      classify,
+      auth,
+    });
+    const started = transient.clock.now();
+    expect((await transient.run({ path: '/items' })).status).toBe('succeeded');
+    expect(transient.clock.now() - started).toBeGreaterThanOrEqual(2_000);
+    expect(transient.transport.calls).toHaveLength(2);
+    expect(refreshes).toBe(0);
+
+    const expired = harness([{ reply: respond(401) }, { reply: respond(200) }], { policy, classify, auth });
+    expect((await expired.run({ path: '/items' })).status).toBe('succeeded');
+    expect(refreshes).toBe(1);
+  });
 });

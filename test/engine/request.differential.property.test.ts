@@ -85,6 +85,12 @@ const answerArb = fc.record({
   alternative: fc.option(fc.nat(2), { nil: undefined }),
   granted: fc.boolean(),
   reconcile: fc.constantFrom('applied', 'not-applied', 'unknown'),
+  // What the app's classify said of the transport's result, when it said anything (or what it threw).
+  verdict: fc.option(
+    fc.constantFrom('success', 'unavailable', 'server-error', 'unauthorized', 'connect', 'tls', 'unexpected'),
+    { nil: undefined, freq: 3 },
+  ),
+  classifyThrew: fc.nat(3).map((n) => n === 0),
 });
 
 const stimulusArb = fc.oneof(
@@ -145,6 +151,12 @@ function answerFor(
       return { ok: true, value: { status: answer.reconcile, at } };
     default: {
       const t = answer.transport;
+      const classified =
+        answer.verdict === undefined
+          ? {}
+          : answer.classifyThrew
+            ? { verdict: 'unexpected', classifyError: 'classify threw Error' }
+            : { verdict: answer.verdict };
       if (t.kind === 'error')
         return {
           ok: true,
@@ -155,6 +167,7 @@ function answerFor(
             message: 'x',
             attempts: t.attempts,
             at,
+            ...classified,
           },
         };
       const headers: Record<string, string> =
@@ -166,6 +179,7 @@ function answerFor(
           response: new Response(null, { status: t.status, headers }),
           attempts: t.attempts,
           at,
+          ...classified,
         },
       };
     }
@@ -274,6 +288,8 @@ export async function runRequestDifferential(
     alternative: undefined,
     granted: true,
     reconcile: 'applied',
+    verdict: undefined,
+    classifyThrew: false,
   };
   for (let n = 0; a.observe().status === 'active' && n < 50; n++) {
     if (!answerBoth(a, b, 0, success, origins)) {
