@@ -3,7 +3,7 @@ import { originHealthLogic } from '../../machines/origin-health/origin-health.lo
 import { originHealthTable } from '../../machines/origin-health/origin-health.table.js';
 import type { OriginHealthInput } from '../../machines/origin-health/origin-health.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
-import type { FailureClass } from '../../src/policy/failure.js';
+import { FAILURE_CLASSES, type FailureClass } from '../../src/policy/failure.js';
 import {
   addOutcome,
   countsAgainstOrigin,
@@ -20,22 +20,7 @@ import type { MachineModel, StepInfo } from './machine-model.js';
  * failure class on either origin come at the machine's `now`, and a few a long time later, so that time passes
  * between failovers as well as through the machine's own timers.
  */
-const CLASSES: readonly FailureClass[] = [
-  'offline',
-  'dns',
-  'connect',
-  'connect-timeout',
-  'tls',
-  'response-timeout',
-  'connection-lost',
-  'unauthorized',
-  'rate-limited',
-  'unavailable',
-  'server-error',
-  'client-error',
-  'unexpected',
-  'cancelled',
-];
+const CLASSES: readonly FailureClass[] = FAILURE_CLASSES;
 const ORIGINS = [
   { id: 'primary', accepts: 'all' },
   { id: 'backup', accepts: 'all' },

@@ -1,28 +1,12 @@
 import { defaultRequestSent, type ClassifyOptions } from './classify-failure.js';
-import type { Failure, FailureClass } from './failure.js';
+import { FAILURE_CLASSES, type Failure, type FailureClass } from './failure.js';
 import { parseRetryAfter } from './retry-after.js';
 import type { TransportResult } from './transport-result.js';
 
 /** What the client's `classify` may say of an attempt: a failure class, or `'success'`. */
 export type ClassifyVerdict = FailureClass | 'success';
 
-const verdicts: ReadonlySet<unknown> = new Set<ClassifyVerdict>([
-  'success',
-  'offline',
-  'dns',
-  'connect',
-  'connect-timeout',
-  'tls',
-  'response-timeout',
-  'connection-lost',
-  'unauthorized',
-  'rate-limited',
-  'unavailable',
-  'server-error',
-  'client-error',
-  'unexpected',
-  'cancelled',
-]);
+const verdicts: ReadonlySet<unknown> = new Set<ClassifyVerdict>(['success', ...FAILURE_CLASSES]);
 
 /** Whether `value` is something `classify` may return besides `undefined`. */
 export function isClassifyVerdict(value: unknown): value is ClassifyVerdict {

@@ -2,21 +2,25 @@
 export type RequestSent = 'no' | 'yes' | 'unknown';
 
 /** Every way an attempt can fail; the table in docs/failure-classes.md says what each means. */
-export type FailureClass =
-  | 'offline'
-  | 'dns'
-  | 'connect'
-  | 'connect-timeout'
-  | 'tls'
-  | 'response-timeout'
-  | 'connection-lost'
-  | 'unauthorized'
-  | 'rate-limited'
-  | 'unavailable'
-  | 'server-error'
-  | 'client-error'
-  | 'unexpected'
-  | 'cancelled';
+export const FAILURE_CLASSES = [
+  'offline',
+  'dns',
+  'connect',
+  'connect-timeout',
+  'tls',
+  'response-timeout',
+  'connection-lost',
+  'unauthorized',
+  'rate-limited',
+  'unavailable',
+  'server-error',
+  'client-error',
+  'unexpected',
+  'cancelled',
+] as const;
+
+/** One of FAILURE_CLASSES. */
+export type FailureClass = (typeof FAILURE_CLASSES)[number];
 
 /** One failed attempt. `message` never holds a header value, a token, a body or a query string (rule 9). */
 export interface Failure {

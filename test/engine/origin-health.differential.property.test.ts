@@ -9,7 +9,7 @@ import type {
   OriginHealthInput,
 } from '../../machines/origin-health/origin-health.types.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
-import type { FailureClass, RequestSent } from '../../src/policy/failure.js';
+import { FAILURE_CLASSES, type FailureClass, type RequestSent } from '../../src/policy/failure.js';
 import { healthPolicyArb } from '../helpers/arbitraries.js';
 import {
   advanceBoth,
@@ -61,22 +61,6 @@ const inputArb = fc.record({
   online: fc.oneof({ weight: 3, arbitrary: fc.constant(undefined) }, { weight: 1, arbitrary: fc.boolean() }),
 });
 
-const FAILURE_CLASSES: readonly FailureClass[] = [
-  'offline',
-  'dns',
-  'connect',
-  'connect-timeout',
-  'tls',
-  'response-timeout',
-  'connection-lost',
-  'unauthorized',
-  'rate-limited',
-  'unavailable',
-  'server-error',
-  'client-error',
-  'unexpected',
-  'cancelled',
-];
 /** Classes that count against an origin: most failures are of these, so that runs fail over. */
 const COUNTED: readonly FailureClass[] = [
   'dns',
