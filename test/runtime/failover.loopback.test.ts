@@ -14,10 +14,10 @@ import {
   type Outcome,
   type Policy,
   type SimulatedClock,
-  type Transport,
 } from 'failwise';
 import { seededRandom } from '../../src/drill/seeded-random.js';
 import { useLoopback, type HandlerContext, type LoopbackServer } from '../helpers/loopback-server.js';
+import { watched } from '../helpers/watched-transport.js';
 
 // Failover end to end: the public client, real HTTP servers on 127.0.0.1 (one per origin), and a simulated
 // clock for every wait (backoff, dwell, probes), so nothing sleeps. Each server records what it received and
@@ -101,41 +101,6 @@ const clients: FailoverClient[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
 });
-
-const realTick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** The client's transport (Node's fetch, as `failwise` uses by default), watched so a test can wait for quiet. */
-function watched(inner: Transport) {
-  const onTheWire = new Set<Promise<unknown>>();
-  const transport: Transport = {
-    name: inner.name,
-    send(request) {
-      const sent = inner.send(request);
-      onTheWire.add(sent);
-      const done = () => void onTheWire.delete(sent);
-      sent.then(done, done);
-      return sent;
-    },
-  };
-  const idle = async () => {
-    for (let round = 0; round < 100; round++) {
-      await realTick();
-      if (onTheWire.size === 0) {
-        await realTick();
-        if (onTheWire.size === 0) return;
-      }
-      let timer: NodeJS.Timeout | undefined;
-      const stuck = new Promise<'stuck'>((resolve) => {
-        timer = setTimeout(() => resolve('stuck'), 5_000);
-      });
-      const result = await Promise.race([Promise.allSettled([...onTheWire]), stuck]);
-      clearTimeout(timer);
-      if (result === 'stuck') throw new Error('a request stayed on the wire for 5 s of real time');
-    }
-    throw new Error('the network never went quiet');
-  };
-  return { transport, idle };
-}
 
 async function setup(options: SetupOptions = {}): Promise<Setup> {
   const { origins: specs = [{ id: 'primary' }, { id: 'backup' }], ...clientOptions } = options;

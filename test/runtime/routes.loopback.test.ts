@@ -9,9 +9,9 @@ import {
   type Outcome,
   type Route,
   type SimulatedClock,
-  type Transport,
 } from 'failwise';
 import { useLoopback, type HandlerContext, type LoopbackServer } from '../helpers/loopback-server.js';
+import { watched } from '../helpers/watched-transport.js';
 
 // Routes share what the client knows of its origins. One client with a payment route (one attempt) and a feed
 // route (five), against real servers on 127.0.0.1 and a simulated clock for every wait: the primary's failures
@@ -52,35 +52,6 @@ const clients: FailoverClient[] = [];
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((client) => client.close()));
 });
-
-const realTick = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/** Node's fetch (failwise's default), watched so the test moves the clock only once nothing is on the wire. */
-function watched(inner: Transport) {
-  const onTheWire = new Set<Promise<unknown>>();
-  const transport: Transport = {
-    name: inner.name,
-    send(request) {
-      const sent = inner.send(request);
-      onTheWire.add(sent);
-      const done = () => void onTheWire.delete(sent);
-      sent.then(done, done);
-      return sent;
-    },
-  };
-  const idle = async () => {
-    for (let round = 0; round < 100; round++) {
-      await realTick();
-      if (onTheWire.size === 0) {
-        await realTick();
-        if (onTheWire.size === 0) return;
-      }
-      await Promise.allSettled([...onTheWire]);
-    }
-    throw new Error('the network never went quiet');
-  };
-  return { transport, idle };
-}
 
 async function setup(ids: string[], options: Omit<FailoverClientOptions, 'origins' | 'clock' | 'transport'>) {
   const clock: SimulatedClock = simulatedClock();
