@@ -15,22 +15,25 @@ import { bufferedResponse } from '../transports/buffered-response.js';
  * The client loads this module with `import()` when it is first needed: at once when it is given a cache,
  * otherwise on the first cached read.
  */
+/** One cached read, under the policy the request runs by. */
+export type CachedRead = (prepared: PreparedRequest, requestPolicy: Readonly<Policy>) => Promise<Outcome>;
+
 export function createCachedReads(deps: {
   /** @default memoryCache({ maxEntries: policy.cache.maxEntries }) */
   cache?: ResponseCache | undefined;
   clock: Clock;
   policy: Policy;
-  /** Runs the read as an interactive request. */
-  interactive: (prepared: PreparedRequest) => Promise<Outcome>;
+  /** Runs the read as an interactive request, under the policy it runs by (its own over its route's over the client's). */
+  interactive: (prepared: PreparedRequest, requestPolicy: Readonly<Policy>) => Promise<Outcome>;
   /** Announces an answer from the cache (a `succeeded` decision event with `stale: true`). */
   announceStale: (prepared: PreparedRequest, origin: string, attempts: number, startedAt: number) => void;
-}): (prepared: PreparedRequest) => Promise<Outcome> {
+}): CachedRead {
   const { clock, policy } = deps;
   const cache = deps.cache ?? memoryCache({ maxEntries: policy.cache.maxEntries });
   /** Reads whose network request is running, by cache key: others for that key are answered from the cache. */
   const refreshing = new Map<string, number>();
 
-  return async (prepared) => {
+  return async (prepared, requestPolicy) => {
     const key = prepared.cacheKey ?? `${prepared.method} ${prepared.path}`;
     const startedAt = clock.now();
     const fromCache = async (attempts: number): Promise<Outcome | undefined> => {
@@ -52,7 +55,7 @@ export function createCachedReads(deps: {
     refreshing.set(key, (refreshing.get(key) ?? 0) + 1);
     let outcome: Outcome;
     try {
-      outcome = await deps.interactive(prepared);
+      outcome = await deps.interactive(prepared, requestPolicy);
     } finally {
       const left = refreshing.get(key)! - 1;
       if (left === 0) refreshing.delete(key);

@@ -19,6 +19,7 @@ import { createAuthCoordinator } from './auth-coordinator.js';
 import { STORE_WAIT_MS, settledWithin } from './bounded-wait.js';
 import type { FailoverClientOptions } from './client-options.js';
 import type { DecisionEventDraft } from './decision-events.js';
+import type { CachedRead } from './cached-reads.js';
 import type { ClientOutbox, DurableStart, DurableWork } from './durable-work.js';
 import type { FailoverClient } from './failover-client.js';
 import { failoverRequestOf, type FetchInit } from './fetch-input.js';
@@ -63,7 +64,7 @@ export class FailwiseClient implements FailoverClient {
   readonly #monitor: HealthMonitor;
   readonly #host: RequestHost;
   readonly #durable: LazyPart<DurableWork>;
-  readonly #cached: LazyPart<(prepared: PreparedRequest) => Promise<Outcome>>;
+  readonly #cached: LazyPart<CachedRead>;
   readonly #unsubscribeConnectivity: (() => void) | undefined;
   /** The requests in flight (durable sends included): connectivity hints and close() reach each. */
   readonly #inFlight = new Set<InFlightRequest>();
@@ -203,7 +204,7 @@ export class FailwiseClient implements FailoverClient {
       const prepared = prepareRequest(request, this.#newKey, strict, this.#options.isIdempotent);
       const policy = this.#policyOf(prepared);
       if (prepared.lifetime === 'durable') return this.#requestDurable(prepared, policy);
-      if (prepared.lifetime === 'cached') return this.#requestCached(prepared);
+      if (prepared.lifetime === 'cached') return this.#requestCached(prepared, policy);
       return this.#requestInteractive(prepared, policy);
     } catch (error) {
       // A malformed request, or a key that cannot be made: a rejection, as from an async function. (Both throw
@@ -218,7 +219,7 @@ export class FailwiseClient implements FailoverClient {
     return requestPolicyOf(prepared, this.policy, this.#routes);
   }
 
-  #requestInteractive(prepared: PreparedRequest, policy = this.#policyOf(prepared)): Promise<Outcome> {
+  #requestInteractive(prepared: PreparedRequest, policy: Readonly<Policy>): Promise<Outcome> {
     const requestId = `r${++this.#requests}`;
     const startedAt = this.#clock.now();
     const telemetry = this.#telemetry;
@@ -262,10 +263,10 @@ export class FailwiseClient implements FailoverClient {
   }
 
   /** A cached read. If cached reads cannot be loaded it is sent as an interactive request, as on a cache miss. */
-  #requestCached(prepared: PreparedRequest): Promise<Outcome> {
+  #requestCached(prepared: PreparedRequest, policy: Readonly<Policy>): Promise<Outcome> {
     return this.#cached.get().then(
-      (read) => read(prepared),
-      () => this.#requestInteractive(prepared),
+      (read) => read(prepared, policy),
+      () => this.#requestInteractive(prepared, policy),
     );
   }
 
@@ -418,7 +419,7 @@ export class FailwiseClient implements FailoverClient {
   }
 
   /** Cached reads, loaded when first needed (at once when the app gives a cache). */
-  #cachedReads(): LazyPart<(prepared: PreparedRequest) => Promise<Outcome>> {
+  #cachedReads(): LazyPart<CachedRead> {
     const cached = lazyPart(
       () =>
         import('./cached-reads.js').then(({ createCachedReads }) =>
@@ -426,7 +427,7 @@ export class FailwiseClient implements FailoverClient {
             cache: this.#options.cache,
             clock: this.#clock,
             policy: this.policy,
-            interactive: (prepared) => this.#requestInteractive(prepared),
+            interactive: (prepared, policy) => this.#requestInteractive(prepared, policy),
             announceStale: (prepared, origin, attempts, startedAt) =>
               this.#requestRun(`c${++this.#requests}`, prepared, startedAt).emit(
                 'succeeded',
