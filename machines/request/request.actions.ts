@@ -191,7 +191,7 @@ export function recordAttemptTimeout({ context }: Args): Changes {
   return recordFailure(context, timeoutFailure(context.origin ?? '', timeoutMs), now);
 }
 
-/** A transport that throws breaks its contract; what it sent is unknown, so a write is not replayed blindly. */
+/** A transport that throws instead of answering may have sent anything, so a write is not replayed blindly. */
 export function recordTransportCrash({ context }: Args, { error }: { error: unknown }): Changes {
   return recordFailure(context, transportCrashFailure(context.origin ?? '', error), context.now);
 }

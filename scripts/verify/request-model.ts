@@ -38,7 +38,7 @@ const response =
 const error = (phase: string, requestSent?: 'no' | 'yes' | 'unknown') => () =>
   ok({ kind: 'error', phase, message: phase, ...(requestSent ? { requestSent } : {}) });
 
-/** Every class of transport outcome (docs/failure-classes.md), and a transport that breaks its contract. */
+/** Every class of transport outcome (docs/failure-classes.md), and a transport that throws instead of answering. */
 const TRANSPORT: readonly { label: string; sent: 'no' | 'yes' | 'unknown'; outcome: () => Outcome }[] = [
   { label: '200', sent: 'yes', outcome: response(200) },
   // The server refused the request before acting on it: rule 3's one more attempt is not a replay.

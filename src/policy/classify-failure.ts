@@ -122,8 +122,8 @@ export function timeoutFailure(origin: string, timeoutMs: number): Failure {
 }
 
 /**
- * The failure of an attempt whose transport threw instead of reporting a result: it broke its contract, and what
- * it sent is unknown, so a write is not replayed blindly. Only the error's name is kept (`errorNameOf`).
+ * The failure of an attempt whose transport threw instead of reporting a result: what it sent is unknown, so a
+ * write is not replayed blindly. Only the error's name is kept (`errorNameOf`).
  */
 export function transportCrashFailure(origin: string, error: unknown): Failure {
   return {
