@@ -3,6 +3,7 @@
 export { createFailoverClient } from './runtime/create-failover-client.js';
 export type { FailoverClient, FetchInit, ClientOutbox } from './runtime/create-failover-client.js';
 export type { FlushResult, FlushReason } from './runtime/flush-result.js';
+export type { DrainOptions } from './runtime/drain-options.js';
 export type {
   ClassifyError,
   ClassifyHook,

@@ -188,6 +188,17 @@ export function recordFlush({ context }: Args, event: EventOf<'outbox.flush'>): 
 }
 
 /**
+ * `outbox.pause` / `outbox.resume`: whether sends may start (`OutboxMachineContext.paused`). Sends in flight go
+ * on either way.
+ */
+export function recordPause(
+  { context }: Args,
+  event: EventOf<'outbox.pause'> | EventOf<'outbox.resume'>,
+): Changes {
+  return { now: later(context, event.at), paused: event.type === 'outbox.pause' };
+}
+
+/**
  * The `timer` region is armed again: remembers the time it wakes at (at most the longest wait a host timer
  * allows; the machine then wakes early and arms again).
  */
@@ -502,6 +513,7 @@ export const outboxLogic = {
     recordTime: change(recordTime),
     recordConnectivity: step(recordConnectivity),
     recordFlush: change(recordFlush),
+    recordPause: change(recordPause),
     setWakeTime: change(setWakeTime),
     recordWake: change(recordWake),
     forgetDecisions: change(forgetDecisions),

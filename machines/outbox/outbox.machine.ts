@@ -166,6 +166,8 @@ export const outboxMachine = setup({
     'connectivity.changed': {
       actions: [{ type: 'recordConnectivity', params: outboxLogic.params.event }, 'rearm'],
     },
+    'outbox.pause': { actions: [{ type: 'recordPause', params: outboxLogic.params.event }, 'rearm'] },
+    'outbox.resume': { actions: [{ type: 'recordPause', params: outboxLogic.params.event }, 'rearm'] },
     'outbox.close': { target: '.closed' },
   },
   states: {

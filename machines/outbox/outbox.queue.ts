@@ -130,8 +130,8 @@ export function nextWakeAt(context: OutboxMachineContext): number {
  * - a pending entry that is expired or has used its attempts is dead-lettered, whatever its place and
  *   connectivity (no request is sent);
  * - an entry held off after a failed store write starts nothing until its hold-off ends;
- * - a pending entry is claimed for sending (its attempt counted in the store) when online, due, and not
- *   blocked, while fewer than `concurrency` entries are claiming or sending. Blocked means an earlier entry of
+ * - a pending entry is claimed for sending (its attempt counted in the store) when online, not paused, due,
+ *   and not blocked, while fewer than `concurrency` entries are claiming or sending. Blocked means an earlier entry of
  *   its group is not done or dead: with `order: 'fifo'` every entry is in one group, so the head of the queue
  *   blocks the rest, even while it waits for its backoff (as WorkManager's chained work and Workbox's queue
  *   replay do); with `per-key`, entries with the same `orderKey` form a group and an entry without one waits for
@@ -146,7 +146,8 @@ export function planDispatch(context: OutboxMachineContext): PlannedWork[] {
   // (The age test is deadBeforeSend's, for the oldest entry: if any pending entry has expired, that one has.)
   const mayWriteUnsent =
     facts.exhausted || facts.decided > 0 || context.now - facts.oldestCreatedAt >= durable.maxAgeMs;
-  const canClaim = () => context.online && slots > 0;
+  const canSend = context.online && context.paused !== true;
+  const canClaim = () => canSend && slots > 0;
   const plans: PlannedWork[] = [];
   if (!mayWriteUnsent && !canClaim()) return plans;
   const blockedGroups = new Set<string>();
@@ -170,7 +171,7 @@ export function planDispatch(context: OutboxMachineContext): PlannedWork[] {
     );
     if (reason) {
       plans.push({ id: entry.id, commit: { op: 'dead-letter', attempts: entry.attempts, reason } });
-    } else if (!blocked && context.online && slots > 0 && entry.nextAttemptAt <= context.now) {
+    } else if (!blocked && canClaim() && entry.nextAttemptAt <= context.now) {
       plans.push(
         entry.counted
           ? { id: entry.id, send: { id: entry.id, attempt: entry.attempts } }

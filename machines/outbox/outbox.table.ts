@@ -15,6 +15,8 @@ export const outboxTable: MachineTable = {
         'connectivity.changed': [
           { actions: [{ name: 'recordConnectivity', params: { from: 'event' } }, 'rearm'] },
         ],
+        'outbox.pause': [{ actions: [{ name: 'recordPause', params: { from: 'event' } }, 'rearm'] }],
+        'outbox.resume': [{ actions: [{ name: 'recordPause', params: { from: 'event' } }, 'rearm'] }],
         'outbox.close': [{ targets: [15] }],
       },
     },

@@ -141,6 +141,12 @@ export interface OutboxMachineContext {
   storeFailures: number;
   /** When the `nextDue` timer fires, while it is armed. */
   wakeAt?: number | undefined;
+  /**
+   * No send starts (`outbox.pause`, until `outbox.resume`): a drain whose time is spent waits for the sends it
+   * started without starting more. Store writes that send nothing (a dead-lettering, a decision written again)
+   * still go on.
+   */
+  paused?: boolean | undefined;
 }
 
 /** The result of one send of an entry (one run of the request lifecycle). */
@@ -228,6 +234,10 @@ export type OutboxMachineEvent =
    */
   | { type: 'outbox.askForLease'; at?: number | undefined }
   | { type: 'outbox.close' }
+  /** Starts no more sends until `outbox.resume`; sends in flight go on. */
+  | { type: 'outbox.pause'; at?: number | undefined }
+  /** Sends start again as usual. */
+  | { type: 'outbox.resume'; at?: number | undefined }
   /** From `sendEntry`: the send ended. */
   | { type: 'send.ended'; id: string; result: SendResult; at?: number | undefined }
   /**

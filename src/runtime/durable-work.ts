@@ -14,6 +14,7 @@ import { errorNameOf } from '../policy/error-name.js';
 import { createOutboxRunner, type OutboxRunner } from './outbox-runner.js';
 import { DurableRequest, type DurableRequests } from './durable-request.js';
 import type { FlushResult } from './flush-result.js';
+import { drainLimitOf, type DrainOptions } from './drain-options.js';
 import type { PreparedRequest } from './prepare-request.js';
 import type { MachineRunner } from '../engine/machine-runner.js';
 import type { TelemetryRequest, TelemetryRun, TelemetrySession } from './telemetry.js';
@@ -31,6 +32,18 @@ export interface ClientOutbox {
    * waits for it, up to `policy.durable.flushWaitMs`.
    */
   flush(): Promise<FlushResult>;
+  /**
+   * Sends the entries that are due, as the outbox would (keeping their backoff and Retry-After, unlike `flush()`;
+   * in order, not while offline, waiting for a lease another live tab or process holds), for at most
+   * `timeLimitMs`: what an OS-scheduled task or a service worker's `sync` event calls. It waits for entries that
+   * fall due within the limit, and resolves as soon as nothing is in flight and nothing more falls due, at once
+   * when offline. Once the limit is spent no send starts; sends in flight are awaited, each within its request's
+   * budget, so the limit must leave room for one send. Resolves like `flush()` (`reason: 'time-limit'` when due
+   * entries were left unstarted). The outbox then goes on as usual while the client is open: a background task
+   * calls `client.close()` once it resolves (nothing starts before that).
+   * Rejects with `ArgumentError` for a bad `timeLimitMs`, with `StateError` once the client is closed.
+   */
+  drain(options?: DrainOptions): Promise<FlushResult>;
   /** Puts a dead-lettered entry back in the queue with its attempts reset; `false` if it is not a dead entry. */
   retry(id: string): Promise<boolean>;
   /**
@@ -108,6 +121,7 @@ export function createDurableWork(deps: DurableWorkDeps): DurableWork {
       size: () => work.outbox.size(),
       list: () => work.outbox.list(),
       flush: () => work.outbox.flush(),
+      drain: (options) => work.outbox.drain(drainLimitOf(options)),
       retry: (id) => work.outbox.retry(id),
       remove: (id) => work.outbox.remove(id),
     },

@@ -456,6 +456,11 @@ export class FailwiseClient implements FailoverClient {
       size: this.#outboxMethod('size', 0),
       list: this.#outboxMethod('list', []),
       flush: this.#outboxMethod('flush', { sent: 0, failed: 0, pending: 0 }),
+      // Loads durable work whatever the store: its options are checked there (a task that drains has a store).
+      drain: (options) =>
+        this.#closed
+          ? Promise.reject(new StateError('failwise outbox: drain() was called after close()'))
+          : this.#durable.get().then((work) => work.outbox.drain(options), loadFailed),
       retry: this.#outboxMethod('retry', false),
       remove: this.#outboxMethod('remove', false),
     };

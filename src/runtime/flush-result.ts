@@ -7,15 +7,17 @@ import type { OutboxEntrySummary, OutboxMachineContext } from '../../machines/ou
  *   them in its turn), or, in a store with per-entry claims, holds the entries (or earlier ones of their group);
  * - `retry-after`: a server asked for a wait that has not passed (rule 5: flush never sends sooner);
  * - `backoff`: a send failed during the flush and the entry waits for its next time;
- * - `store-failed`: the store did not answer (reading it, the lease, or a write), so the entry waits.
+ * - `store-failed`: the store did not answer (reading it, the lease, or a write), so the entry waits;
+ * - `time-limit`: `drain()` spent its `timeLimitMs` with entries due that it did not start.
  */
-export type FlushReason = 'offline' | 'lease-held' | 'retry-after' | 'backoff' | 'store-failed';
+export type FlushReason =
+  'offline' | 'lease-held' | 'retry-after' | 'backoff' | 'store-failed' | 'time-limit';
 
-/** What `client.outbox.flush()` resolves with. */
+/** What `client.outbox.flush()` and `client.outbox.drain()` resolve with. */
 export interface FlushResult {
-  /** Entries this client sent (and removed) while the flush ran. */
+  /** Entries this client sent (and removed) while the flush or drain ran. */
   sent: number;
-  /** Entries this client dead-lettered while the flush ran (they stay in the store, `status: 'dead'`). */
+  /** Entries this client dead-lettered while it ran (they stay in the store, `status: 'dead'`). */
   failed: number;
   /** Entries still waiting to be sent, dead ones not counted. */
   pending: number;
@@ -32,6 +34,8 @@ export interface FlushFacts {
   loadFailed: boolean;
   /** The lease region waits because another runner holds the lease (`refused`) or the store failed to answer. */
   lease: 'free' | 'refused' | 'failed';
+  /** A drain spent its time limit: entries due then were not started. */
+  timeLimited?: boolean | undefined;
 }
 
 /** Why the waiting entries wait, the first that applies (the order of `FlushReason`'s list, store failures second). */
@@ -43,6 +47,7 @@ function reasonOf(waiting: readonly OutboxEntrySummary[], now: number, facts: Fl
   if (held.some((entry) => entry.taken !== true)) return 'store-failed';
   // Another live runner sends them (a store with per-entry claims).
   if (held.length > 0) return 'lease-held';
+  if (facts.timeLimited === true && waiting.some((entry) => entry.nextAttemptAt <= now)) return 'time-limit';
   if (waiting.some((entry) => entry.heldByServer === true && entry.nextAttemptAt > now)) return 'retry-after';
   return 'backoff';
 }

@@ -5,7 +5,7 @@ import {
   replyOf,
   sendEntryReply,
 } from '../../machines/outbox/outbox.replies.js';
-import { hasWorkInFlight, isInFlight } from '../../machines/outbox/outbox.queue.js';
+import { hasWorkInFlight, isInFlight, nextWakeAt } from '../../machines/outbox/outbox.queue.js';
 import { outboxLogic } from '../../machines/outbox/outbox.logic.js';
 import { outboxTable } from '../../machines/outbox/outbox.table.js';
 import { outboxEntryLogic } from '../../machines/outbox-entry/outbox-entry.logic.js';
@@ -89,6 +89,16 @@ export interface OutboxRunner {
    * dead-lettered, what is still pending and why.
    */
   flush(): Promise<FlushResult>;
+  /**
+   * Sends what is due, as the runner does anyway (backoff and Retry-After kept, connectivity, order and the lease
+   * too), for at most `timeLimitMs`: it waits for the lease another live runner holds (asking every
+   * `FLUSH_LEASE_POLL_MS`) and for entries that fall due before then. Once `timeLimitMs` is spent no send starts
+   * until it resolves; sends already started are awaited (each ends within its request's budget). Resolves as
+   * soon as nothing is in flight and nothing falls due within the limit, with what it sent, what it
+   * dead-lettered, what is still pending and why. The runner then goes on as usual, from the next turn of the
+   * clock (so that a `close()` called at once starts nothing more).
+   */
+  drain(timeLimitMs: number): Promise<FlushResult>;
   /**
    * Resolves `true` once this runner has begun sending the entry (counting its attempt, sending, or writing the
    * outcome), `false` when it is not going to start now: it waits for its turn, for connectivity or for the
@@ -236,8 +246,15 @@ class Outbox implements OutboxRunner {
   readonly #reads = new Set<string[]>();
   /** The store's last answer to a lease request: what a flush that ends waiting for the lease reports. */
   #leaseAnswer: FlushFacts['lease'] = 'free';
-  /** The counts of each flush in progress: entries sent and dead-lettered while it runs. */
-  readonly #flushCounts = new Set<{ sent: number; failed: number }>();
+  /**
+   * The counts of each flush or drain in progress: entries sent and dead-lettered while it runs. A flush hurries
+   * (brings backoff forward); a drain does not.
+   */
+  readonly #tallies = new Set<{ sent: number; failed: number; hurries: boolean }>();
+  /** Drains whose time is spent and that wait for their sends: no send starts while there is one. */
+  #holds = 0;
+  /** The timer that lets sends start again after the last such drain resolved. */
+  #resumeTimer: unknown;
   /** Pauses of flushes waiting for the lease: close() ends them. */
   readonly #pauses = new Set<() => void>();
   /**
@@ -300,8 +317,8 @@ class Outbox implements OutboxRunner {
 
   async flush(): Promise<FlushResult> {
     this.#assertOpen('flush');
-    const counts = { sent: 0, failed: 0 };
-    this.#flushCounts.add(counts);
+    const counts = { sent: 0, failed: 0, hurries: true };
+    this.#tallies.add(counts);
     try {
       let quiet = await this.#until((s) => !s.matches('loading'));
       const deadline = this.#now() + this.#options.policy.durable.flushWaitMs;
@@ -319,15 +336,85 @@ class Outbox implements OutboxRunner {
           quiet = await this.#until(isQuiet);
         }
       }
-      return flushResultOf(quiet.context, {
-        ...counts,
-        online: this.#online(),
-        loadFailed: quiet.matches('loadFailed'),
-        lease: quiet.matches({ running: { lease: 'waitingForLease' } }) ? this.#leaseAnswer : 'free',
-      });
+      return this.#resultOf(quiet, counts, false);
     } finally {
-      this.#flushCounts.delete(counts);
+      this.#tallies.delete(counts);
     }
+  }
+
+  async drain(timeLimitMs: number): Promise<FlushResult> {
+    this.#assertOpen('drain');
+    const counts = { sent: 0, failed: 0, hurries: false };
+    this.#tallies.add(counts);
+    const deadline = this.#now() + timeLimitMs;
+    // Waiters hear of the deadline as of a change of the machine.
+    const deadlineTimer = this.#clock.setTimeout(() => this.#wake(), timeLimitMs);
+    const spent = () => this.#now() >= deadline;
+    let held = false;
+    try {
+      let state = await this.#until((s) => !s.matches('loading') || spent());
+      if (state.status === 'active' && state.matches('running')) {
+        // Per-entry claims: other processes' entries are this runner's to send too.
+        if (this.#claims) await this.#takeInStored().catch(() => undefined);
+        state = await this.#drainUntil(deadline);
+      }
+      const timeLimited = !this.#closing && spent();
+      if (timeLimited && state.status === 'active') {
+        this.#hold();
+        held = true;
+        state = await this.#until(isQuiet);
+      }
+      return this.#resultOf(state, counts, timeLimited);
+    } finally {
+      this.#clock.clearTimeout(deadlineTimer);
+      this.#tallies.delete(counts);
+      if (held) this.#release();
+    }
+  }
+
+  /**
+   * Waits until nothing is in flight and nothing falls due before `deadline`, or until `deadline`: asks again
+   * for a lease another live runner holds every `FLUSH_LEASE_POLL_MS` meanwhile.
+   */
+  async #drainUntil(deadline: number): Promise<OutboxRun> {
+    const done = (s: OutboxRun) =>
+      this.#now() >= deadline ||
+      (isQuiet(s) &&
+        (this.#waitsForLease(s) || !s.matches('running') || !(nextWakeAt(s.context) < deadline)));
+    for (;;) {
+      const state = await this.#until(done);
+      if (this.#closing || this.#now() >= deadline || !this.#waitsForLease(state)) return state;
+      await this.#pause(Math.min(FLUSH_LEASE_POLL_MS, deadline - this.#now()));
+      if (this.#closing) return state;
+      this.#machine.send({ type: 'outbox.askForLease', at: this.#now() });
+    }
+  }
+
+  /** Starts no more sends (a drain's time is spent) until `#release()`. */
+  #hold(): void {
+    if (this.#holds++ === 0) this.#machine.send({ type: 'outbox.pause', at: this.#now() });
+  }
+
+  /** Lets sends start again once no drain holds them, from the next turn of the clock. */
+  #release(): void {
+    if (--this.#holds > 0 || this.#closing) return;
+    if (this.#resumeTimer !== undefined) this.#clock.clearTimeout(this.#resumeTimer);
+    this.#resumeTimer = this.#clock.setTimeout(() => {
+      this.#resumeTimer = undefined;
+      if (this.#holds === 0 && !this.#closing) this.#machine.send({ type: 'outbox.resume', at: this.#now() });
+    }, 0);
+  }
+
+  /** What a flush or a drain resolves with, from the machine as it is once it ends. */
+  #resultOf(state: OutboxRun, counts: { sent: number; failed: number }, timeLimited: boolean): FlushResult {
+    return flushResultOf(state.context, {
+      sent: counts.sent,
+      failed: counts.failed,
+      online: this.#online(),
+      loadFailed: state.matches('loadFailed'),
+      lease: state.matches({ running: { lease: 'waitingForLease' } }) ? this.#leaseAnswer : 'free',
+      timeLimited,
+    });
   }
 
   async started(id: string): Promise<boolean> {
@@ -381,6 +468,7 @@ class Outbox implements OutboxRunner {
   async #shutDown(): Promise<void> {
     this.#unsubscribe?.();
     if (this.#pollTimer !== undefined) this.#clock.clearTimeout(this.#pollTimer);
+    if (this.#resumeTimer !== undefined) this.#clock.clearTimeout(this.#resumeTimer);
     for (const end of [...this.#pauses]) end();
     this.#machine.send({ type: 'outbox.close' });
     // Stopping the machine clears its timers and stops its children (aborting sends in flight).
@@ -416,7 +504,7 @@ class Outbox implements OutboxRunner {
       policy,
       clock: this.#clock,
       calls: this.#calls,
-      hurried: () => this.#flushCounts.size > 0,
+      hurried: () => [...this.#tallies].some((tally) => tally.hurries),
       pendingIds: () => this.#machine.context.entries.filter((e) => e.status === 'pending').map((e) => e.id),
       forget: (id) => {
         if (!this.#closing) this.#machine.send({ type: 'entry.missing', id, at: this.#now() });
@@ -463,7 +551,7 @@ class Outbox implements OutboxRunner {
   }
 
   #onEmitted(event: OutboxMachineEmitted): void {
-    for (const counts of this.#flushCounts) {
+    for (const counts of this.#tallies) {
       if (event.type === 'entry-sent') counts.sent += 1;
       if (event.type === 'entry-dead-lettered') counts.failed += 1;
     }

@@ -169,7 +169,7 @@ function referencePlan(context: OutboxMachineContext): PlannedWork[] {
       });
     else if (context.now - e.createdAt >= durable.maxAgeMs)
       plans.push({ id: e.id, commit: { op: 'dead-letter', attempts: e.attempts, reason: 'expired' } });
-    else if (!blocked && context.online && slots > 0 && e.nextAttemptAt <= context.now) {
+    else if (!blocked && context.online && !context.paused && slots > 0 && e.nextAttemptAt <= context.now) {
       plans.push(
         e.counted
           ? { id: e.id, send: { id: e.id, attempt: e.attempts } }
@@ -234,6 +234,7 @@ test.prop(
     concurrency: fc.integer({ min: 1, max: 4 }),
     maxAttempts: fc.integer({ min: 1, max: 6 }),
     online: fc.boolean(),
+    paused: fc.boolean(),
     // One queue asked at several times, in order and out of order, as the machine and the tests ask it.
     times: fc.array(fc.integer({ min: -60, max: 250 }), { minLength: 1, maxLength: 6 }),
   },
@@ -242,7 +243,7 @@ test.prop(
   const p = policy({ order: args.order, concurrency: args.concurrency, maxAttempts: args.maxAttempts });
   const entries = args.queue as OutboxEntrySummary[];
   for (const now of args.times) {
-    const ctx = context(entries, { now, online: args.online }, p);
+    const ctx = context(entries, { now, online: args.online, paused: args.paused }, p);
     expect(planDispatch(ctx)).toEqual(referencePlan(ctx));
     expect(nextWakeAt(ctx)).toBe(referenceWake(ctx));
     expect(hasWorkInFlight(ctx)).toBe(

@@ -646,6 +646,137 @@ describe('createOutboxRunner', () => {
   });
 });
 
+describe('createOutboxRunner: drain', () => {
+  it('sends what is due and resolves at once, keeping the backoff of what is not (unlike flush)', async () => {
+    const t = setup({ policy: { durable: { order: 'per-key' } } });
+    await t.add(t.entry(), t.entry({ nextAttemptAt: T0 + 60_000 }));
+    const result = await drive(t.clock, t.runner.drain(30_000), 100);
+    expect(result).toEqual({ sent: 1, failed: 0, pending: 1, reason: 'backoff' });
+    expect(t.calls.map((c) => c.id)).toEqual(['e1']);
+    expect(t.clock.now()).toBe(T0);
+    await t.runner.close();
+  });
+
+  it('waits for an entry that falls due within the limit, and no longer', async () => {
+    const t = setup({ script: (_, call) => (call === 1 ? failed() : SENT) });
+    await t.add(t.entry());
+    // The first send fails: the next one is due 10 s later (durable.initialMs).
+    expect(await drive(t.clock, t.runner.drain(30_000), 100)).toEqual({ sent: 1, failed: 0, pending: 0 });
+    expect(t.timesOf('e1')).toEqual([0, 10_000]);
+    expect(t.clock.now() - T0).toBe(10_000);
+    await t.runner.close();
+  });
+
+  it('starts no send once its limit is spent, awaits the one in flight, then the outbox goes on', async () => {
+    const t = setup({ script: () => ({ reply: SENT, latencyMs: 1_000 }) });
+    await t.add(...Array.from({ length: 10 }, () => t.entry()));
+    // What the caller sees as it resumes from `await drain()`.
+    const seen = t.runner.drain(3_500).then((result) => ({
+      result,
+      at: t.clock.now() - T0,
+      sendsAt: t.calls.map((c) => c.at - T0),
+    }));
+    const { result, at, sendsAt } = await drive(t.clock, seen, 100);
+    expect(result).toEqual({ sent: 4, failed: 0, pending: 6, reason: 'time-limit' });
+    // Resolved when the send started at 3 s ended, and nothing started meanwhile.
+    expect(sendsAt).toEqual([0, 1_000, 2_000, 3_000]);
+    expect(at).toBe(4_000);
+    await t.clock.increment(0);
+    expect(t.calls.map((c) => c.at - T0)).toEqual([0, 1_000, 2_000, 3_000, 4_000]);
+    await t.runner.close();
+    expect(t.clock.pending()).toBe(0);
+  });
+
+  it('starts nothing more when closed at once after it resolves', async () => {
+    const t = setup({ script: () => ({ reply: SENT, latencyMs: 1_000 }) });
+    await t.add(t.entry(), t.entry(), t.entry());
+    // An OS task: `await client.outbox.drain(); await client.close();`.
+    await drive(
+      t.clock,
+      t.runner.drain(500).then(() => t.runner.close()),
+      100,
+    );
+    await t.clock.increment(10_000);
+    expect(t.calls).toHaveLength(1);
+    // Not even an attempt counted for the next one.
+    expect((await t.store.list()).map((e) => e.attempts)).toEqual([0, 0]);
+    expect(t.clock.pending()).toBe(0);
+  });
+
+  it('sends nothing while offline and resolves at once', async () => {
+    const t = setup({ online: false });
+    await t.add(t.entry());
+    expect(await drive(t.clock, t.runner.drain(30_000), 100)).toEqual({
+      sent: 0,
+      failed: 0,
+      pending: 1,
+      reason: 'offline',
+    });
+    expect(t.calls).toHaveLength(0);
+    expect(t.clock.now()).toBe(T0);
+    await t.runner.close();
+  });
+
+  it('waits for the lease another live runner holds, and sends as soon as it is given back', async () => {
+    const t = setup();
+    await t.store.acquireLease('other-tab', OUTBOX_LEASE_TTL_MS, t.clock.now());
+    await t.add(t.entry());
+    t.clock.setTimeout(() => void t.store.releaseLease('other-tab'), 2_050);
+    expect(await drive(t.clock, t.runner.drain(10_000), 50)).toEqual({ sent: 1, failed: 0, pending: 0 });
+    // Asked again every 100 ms, well before the machine's own retry (half the lease's 30 s).
+    expect(t.timesOf('e1')).toEqual([2_100]);
+    await t.runner.close();
+  });
+
+  it('says lease-held when another live runner keeps the lease for the whole limit', async () => {
+    const t = setup();
+    await t.store.acquireLease('other-tab', OUTBOX_LEASE_TTL_MS, t.clock.now());
+    await t.add(t.entry());
+    const result = await drive(t.clock, t.runner.drain(2_000), 50);
+    expect(result).toEqual({ sent: 0, failed: 0, pending: 1, reason: 'lease-held' });
+    expect(t.clock.now() - T0).toBe(2_000);
+    expect(t.calls).toHaveLength(0);
+    await t.runner.close();
+    expect(t.clock.pending()).toBe(0);
+  });
+
+  it('says store-failed, at once, when the store cannot be read', async () => {
+    const base = memoryStore();
+    await base.add({ ...setup().entry(), createdAt: T0, nextAttemptAt: T0 });
+    const t = setup({ store: { ...base, list: () => Promise.reject(new Error('disk I/O error')) } });
+    expect(await drive(t.clock, t.runner.drain(30_000), 100)).toEqual({ sent: 0, failed: 0, pending: 0 });
+    expect(t.clock.now()).toBe(T0);
+    await t.runner.close();
+  });
+
+  it('says store-failed when the store does not grant or refuse the lease', async () => {
+    const base = memoryStore();
+    const t = setup({ store: { ...base, acquireLease: () => Promise.reject(new Error('disk I/O error')) } });
+    await t.add(t.entry());
+    expect(await drive(t.clock, t.runner.drain(30_000), 100)).toEqual({
+      sent: 0,
+      failed: 0,
+      pending: 1,
+      reason: 'store-failed',
+    });
+    expect(t.calls).toHaveLength(0);
+    await t.runner.close();
+  });
+
+  it('counts what it dead-lettered', async () => {
+    const t = setup({ script: () => failed(unavailable(), { retryable: false }) });
+    await t.add(t.entry());
+    expect(await drive(t.clock, t.runner.drain(30_000), 100)).toEqual({ sent: 0, failed: 1, pending: 0 });
+    await t.runner.close();
+  });
+
+  it('is refused after close()', async () => {
+    const t = setup();
+    await t.runner.close();
+    await expect(t.runner.drain(1_000)).rejects.toThrow('failwise outbox: drain() was called after close()');
+  });
+});
+
 describe('applyCommit', () => {
   const stored: OutboxEntry = {
     id: 'x',
