@@ -55,6 +55,72 @@ export function set(state: string) {
   AppState.currentState = state;
   for (const listener of [...listeners]) listener(state);
 }
+// Headless JS: the native service starts a task by its key; the provider gives the function to run.
+export const headlessTasks = new Map<string, () => (data: unknown) => Promise<void>>();
+export const AppRegistry = {
+  registerHeadlessTask(key: string, provider: () => (data: unknown) => Promise<void>) {
+    headlessTasks.set(key, provider);
+  },
+};
+`,
+  /** expo-task-manager: `defineTask` keeps the executor; `run` plays the OS launching the task by its name. */
+  expoTaskManager: `
+type Body = { data: unknown; error: null; executionInfo: { eventId: string; taskName: string } };
+const tasks = new Map<string, (body: Body) => Promise<unknown>>();
+export function defineTask(taskName: string, executor: (body: Body) => Promise<unknown>) {
+  if (!taskName || typeof taskName !== 'string') throw new TypeError('\`taskName\` must be a non-empty string.');
+  tasks.set(taskName, executor);
+}
+export function isTaskDefined(taskName: string) {
+  return tasks.has(taskName);
+}
+let events = 0;
+export function run(taskName: string) {
+  const executor = tasks.get(taskName);
+  if (!executor) throw new Error(\`no task named \${taskName}\`);
+  return executor({ data: {}, error: null, executionInfo: { eventId: String(++events), taskName } });
+}
+`,
+  /** expo-background-task: its enums as published, and the registrations the app asked for. */
+  expoBackgroundTask: `
+export enum BackgroundTaskStatus { Restricted = 1, Available = 2 }
+export enum BackgroundTaskResult { Success = 1, Failed = 2 }
+export const registered = new Map<string, { minimumInterval?: number }>();
+export async function registerTaskAsync(taskName: string, options: { minimumInterval?: number } = {}) {
+  registered.set(taskName, options);
+}
+`,
+  /**
+   * react-native-background-fetch: `configure` keeps its callbacks, `registerHeadlessTask` its task; `fire`,
+   * `expire` and `fireHeadless` play the OS; `finished` lists the task ids the app said it was done with.
+   */
+  backgroundFetch: `
+type Config = { minimumFetchInterval?: number; stopOnTerminate?: boolean; enableHeadless?: boolean };
+let onEvent: ((taskId: string) => void) | undefined;
+let onTimeout: ((taskId: string) => void) | undefined;
+let headless: ((event: { taskId: string; timeout: boolean }) => unknown) | undefined;
+export const finished: string[] = [];
+export let config: Config | undefined;
+export default class BackgroundFetch {
+  static STATUS_RESTRICTED = 0;
+  static STATUS_DENIED = 1;
+  static STATUS_AVAILABLE = 2;
+  static async configure(given: Config, event: (taskId: string) => void, timeout?: (taskId: string) => void) {
+    config = given;
+    onEvent = event;
+    onTimeout = timeout;
+    return BackgroundFetch.STATUS_AVAILABLE;
+  }
+  static finish(taskId?: string) {
+    finished.push(taskId ?? '');
+  }
+  static registerHeadlessTask(task: (event: { taskId: string; timeout: boolean }) => unknown) {
+    headless = task;
+  }
+}
+export const fire = (taskId: string) => onEvent!(taskId);
+export const expire = (taskId: string) => onTimeout!(taskId);
+export const fireHeadless = (event: { taskId: string; timeout: boolean }) => headless!(event);
 `,
   uuid: `export {};\n`,
 };
@@ -68,4 +134,20 @@ export interface NetInfoStandIn {
 export interface AppStateStandIn {
   set(state: string): void;
   listening(): number;
+  headlessTasks: Map<string, () => (data: unknown) => Promise<void>>;
+}
+export interface ExpoTaskManagerStandIn {
+  run(taskName: string): Promise<unknown>;
+  isTaskDefined(taskName: string): boolean;
+}
+export interface ExpoBackgroundTaskStandIn {
+  BackgroundTaskResult: { Success: number; Failed: number };
+  registered: Map<string, { minimumInterval?: number }>;
+}
+export interface BackgroundFetchStandIn {
+  finished: string[];
+  config: { minimumFetchInterval?: number; stopOnTerminate?: boolean; enableHeadless?: boolean } | undefined;
+  fire(taskId: string): void;
+  expire(taskId: string): void;
+  fireHeadless(event: { taskId: string; timeout: boolean }): unknown;
 }
