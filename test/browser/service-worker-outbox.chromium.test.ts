@@ -55,6 +55,15 @@ globalThis.app = {
     }
     return { status: outcome.status, stored, tags };
   },
+  /** A client on the store that stays open, sending as the outbox does; \`stopClient\` closes it. */
+  startClient(api) {
+    globalThis.running = clientOf(api, false);
+  },
+  async stopClient() {
+    const left = await globalThis.running.outbox.size();
+    await globalThis.running.close();
+    return left;
+  },
   /** A page start: a client on the store, drained, then closed. */
   async startAndDrain(api) {
     const client = clientOf(api, false);
@@ -90,6 +99,8 @@ interface AppInPage {
     body: string,
   ): Promise<{ status: string; stored: number; tags: string[] }>;
   startAndDrain(api: string): Promise<{ result: unknown; left: number }>;
+  startClient(api: string): void;
+  stopClient(): Promise<number>;
 }
 declare const app: AppInPage;
 
@@ -168,6 +179,36 @@ describe.skipIf(chromiumSkipReason !== undefined)('failwise/service-worker in Ch
     await sleep(1_500); // a second send, if any, would come within this
     expect(origin.writes).toEqual([{ key: 'note-key-1', body: '{"text":"written in a tunnel"}' }]);
     expect(context.pages().map((p) => p.url())).toEqual(['about:blank']);
+  }, 60_000);
+
+  it('sends a write once when an open page and the worker both go for it: they share one lease', async () => {
+    origin.writes.length = 0;
+    const { context, page, errors } = await chromium.openPage();
+    contexts.push(context);
+    await page.evaluate((api) => app.registerWorker(api), origin.url);
+    await origin.down();
+    const written = await page.evaluate(
+      ([api, key, body]) => app.writeNote(api!, key!, body!),
+      [origin.url, 'note-key-3', '{"text":"two senders"}'],
+    );
+    expect(written).toMatchObject({ status: 'deferred', stored: 1 });
+    // The page keeps a client open (it retries every second), and the worker gets a sync event as the
+    // origin comes back: both want to send the entry.
+    await page.evaluate((api) => app.startClient(api), origin.url);
+    const { session, registrationId } = await devTools(context);
+    await sleep(1_200);
+    await origin.up();
+    await session.send('ServiceWorker.dispatchSyncEvent', {
+      origin: new URL(chromium.url).origin,
+      registrationId,
+      tag: 'failwise-outbox',
+      lastChance: false,
+    });
+    await origin.waitForWrites(1, 10_000);
+    await sleep(2_500); // both senders have had a turn by now
+    expect(origin.writes).toEqual([{ key: 'note-key-3', body: '{"text":"two senders"}' }]);
+    expect(await page.evaluate(() => app.stopClient())).toBe(0);
+    expect(unexpected(errors)).toEqual([]);
   }, 60_000);
 
   it('without Background Sync, sends the write when a page of the app starts again', async () => {
