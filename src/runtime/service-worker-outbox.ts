@@ -1,3 +1,4 @@
+import { FailwiseError } from '../errors/failwise-error.js';
 import type { FailoverClientOptions } from './client-options.js';
 import { createFailoverClient } from './create-failover-client.js';
 import type { FailoverClient } from './failover-client.js';
@@ -79,7 +80,7 @@ export function serviceWorkerOutbox(
       return void (await (scope.registration as SyncRegistration | undefined)?.sync?.register(
         OUTBOX_SYNC_TAG,
       ));
-    throw new Error(
+    throw new FailwiseError(
       `failwise: ${result.pending} outbox entries still pending (${result.reason ?? 'unknown'}); the browser fires this sync again later`,
     );
   };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import { ArgumentError } from '../../src/errors/argument-error.js';
+import { FailwiseError } from '../../src/errors/failwise-error.js';
 import {
   serviceWorkerOutbox,
   type OutboxSyncEvent,
@@ -115,7 +116,8 @@ describe('serviceWorkerOutbox', () => {
     const w = worker(await storeWith(1), [{ reply: respond(503) }]);
     await drive(w.clock, w.outbox.started);
     const [waited] = w.fire('sync', 'failwise-outbox');
-    await expect(drive(w.clock, waited!)).rejects.toThrow(
+    await expect(drive(w.clock, waited!)).rejects.toThrow(FailwiseError);
+    await expect(waited).rejects.toThrow(
       'failwise: 1 outbox entries still pending (backoff); the browser fires this sync again later',
     );
     expect(w.registered).toEqual([]);
