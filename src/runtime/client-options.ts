@@ -201,6 +201,14 @@ export interface FailoverClientOptions {
    * @default a new random id (`generateIdempotencyKey`, else `crypto.randomUUID`, else time and Math.random)
    */
   outboxOwner?: string;
+  /**
+   * What sends durable work while every page is closed. `'service-worker'`: after each durable request's entry is
+   * stored, the page asks for a Background Sync `sync` event (tag `'failwise-outbox'`) in the service worker that
+   * controls it, where `serviceWorkerOutbox` from failwise/service-worker drains the same store once the network
+   * is back. Where Background Sync is missing (Firefox, Safari) it does nothing: pages and the worker's start
+   * still send (docs/durable.md, "Sent while the app is closed"). @default none
+   */
+  background?: 'service-worker';
   /** How the primary is probed before failback (docs/failover.md). */
   probe?: ProbeOption;
   /**

@@ -24,6 +24,8 @@ export interface DurableRequests {
   waitingTraces: Map<string, TelemetryRun>;
   /** Durable requests whose entry is being written: close() ends them (the store may never answer). */
   writing: Set<() => void>;
+  /** Called once each durable request's entry is stored and kept (the client's `background` option). */
+  stored?: (() => void) | undefined;
 }
 
 /** Makes the decision events of a request (request-run.ts). */
@@ -131,7 +133,10 @@ export class DurableRequest {
     const entry = entryOf(prepared, start.entryId, start.startedAt);
     const landed = () => (this.#landed = true);
     const written = (this.#written = shared.outbox.enqueue(entry, this.#abandoned.signal, landed).then(
-      (kept) => kept,
+      (kept) => {
+        if (kept) shared.stored?.();
+        return kept;
+      },
       (cause: unknown) => {
         throw new FailwiseError(
           'failwise: the durable request could not be written to the store; nothing was sent',

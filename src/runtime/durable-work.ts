@@ -15,6 +15,7 @@ import { createOutboxRunner, type OutboxRunner } from './outbox-runner.js';
 import { DurableRequest, type DurableRequests } from './durable-request.js';
 import type { FlushResult } from './flush-result.js';
 import { drainLimitOf, type DrainOptions } from './drain-options.js';
+import { registerOutboxSync } from './background-sync.js';
 import type { PreparedRequest } from './prepare-request.js';
 import type { MachineRunner } from '../engine/machine-runner.js';
 import type { TelemetryRequest, TelemetryRun, TelemetrySession } from './telemetry.js';
@@ -105,6 +106,8 @@ export interface DurableWorkDeps {
   telemetry?: TelemetrySession | undefined;
   /** What telemetry may know of a request. */
   traced: (requestId: string, prepared: PreparedRequest) => TelemetryRequest;
+  /** The client's `background` option: `'service-worker'` asks for a Background Sync after each stored entry. */
+  background?: 'service-worker' | undefined;
 }
 
 /**
@@ -167,6 +170,7 @@ class Durable {
       sendWaiters: new Map(),
       waitingTraces: new Map(),
       writing: new Set(),
+      stored: deps.background === 'service-worker' ? registerOutboxSync : undefined,
     };
   }
 

@@ -410,6 +410,7 @@ export class FailwiseClient implements FailoverClient {
               this.#requestRun(requestId, prepared, startedAt, trace),
             telemetry: this.#telemetry,
             traced: (requestId, prepared) => this.#traced(requestId, prepared),
+            background: options.background,
           }),
         ),
       this.#heldClock,

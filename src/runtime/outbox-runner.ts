@@ -354,8 +354,9 @@ class Outbox implements OutboxRunner {
     try {
       let state = await this.#until((s) => !s.matches('loading') || spent());
       if (state.status === 'active' && state.matches('running')) {
-        // Per-entry claims: other processes' entries are this runner's to send too.
-        if (this.#claims) await this.#takeInStored().catch(() => undefined);
+        // What other tabs, processes or runtimes wrote since this runner read the store (a service worker that
+        // has lived on since before the page wrote its entry) is sent too.
+        await this.#takeInStored().catch(() => undefined);
         state = await this.#drainUntil(deadline);
       }
       const timeLimited = !this.#closing && spent();

@@ -6,6 +6,7 @@ import { PolicyError, type PolicyIssue } from '../errors/policy-error.js';
 import type { FailoverClientOptions, OriginConfig } from './client-options.js';
 import { isRecord } from '../policy/is-record.js';
 import { canonicalOrigin } from './origin-url.js';
+import { describeValue } from '../policy/describe-value.js';
 
 export interface ResolvedOrigin extends Required<Omit<OriginConfig, 'pins'>> {
   /** The origin's certificate pins, when it has them (checked by `checkPins`). */
@@ -39,6 +40,7 @@ const OPTIONS: Readonly<Record<string, string | null>> = {
   cache: 'get put delete clear',
   probe: null,
   outboxOwner: null,
+  background: null,
   telemetry: 'start',
 };
 const ORIGIN_FIELDS = /^(id|url|allowInsecure|credentials|accepts|pins)$/;
@@ -75,6 +77,8 @@ export function validateClientOptions(options: FailoverClientOptions): {
     (typeof options.outboxOwner !== 'string' || options.outboxOwner === '')
   )
     add('outboxOwner', 'expected a non-empty string');
+  if (options.background !== undefined && options.background !== 'service-worker')
+    add('background', `expected 'service-worker', got ${describeValue(options.background)}`);
   const origins = resolveOrigins(options.origins, add);
   const pins = checkPins(options.origins, options.transport, add);
   let policy: Policy | undefined;

@@ -105,6 +105,7 @@ describe('the published package', () => {
         node: await names('failwise/node'), browser: await names('failwise/browser'),
         otel: await names('failwise/otel'), tanstackQuery: await names('failwise/tanstack-query'),
         reactNative: await names('failwise/react-native'),
+        serviceWorker: await names('failwise/service-worker'),
         fetchTransport: (await import('failwise')).fetchTransport.name,
       }));`;
     const out = execFileSync(process.execPath, ['--input-type=module', '-e', script], {
@@ -137,6 +138,9 @@ describe('the published package', () => {
     expect(entries['tanstackQuery']).toBe('metaPolicy,queryDefaults,syncOnlineManager');
     // It takes the app's NetInfo and AsyncStorage or MMKV as arguments: none of them is imported.
     expect(entries['reactNative']).toBe('keyValueStore,netInfoConnectivity');
+    expect(entries['serviceWorker']).toBe(
+      'OUTBOX_SYNC_TAG,SERVICE_WORKER_DRAIN_LIMIT_MS,serviceWorkerOutbox',
+    );
     // Under Node the root entry's fetchTransport reads undici's error codes (the `node` export condition).
     expect(entries['fetchTransport']).toBe('undiciFetchTransport');
   });
@@ -186,7 +190,8 @@ describe('the published package', () => {
       import * as otel from 'failwise/otel';
       import * as tanstackQuery from 'failwise/tanstack-query';
       import * as reactNative from 'failwise/react-native';
-      export const entries = [root, machines, node, browser, otel, tanstackQuery, reactNative];
+      import * as serviceWorker from 'failwise/service-worker';
+      export const entries = [root, machines, node, browser, otel, tanstackQuery, reactNative, serviceWorker];
 
       const client = root.createFailoverClient({ origins: [{ id: 'primary', url: 'https://api.example.com' }] });
       export const outcome: Promise<root.Outcome> = client.request({
@@ -206,6 +211,21 @@ describe('the published package', () => {
       export const inBrowser = browser.indexedDbStore('outbox', { indexedDB, locks: navigator.locks });
       const init: RequestInit = { credentials: 'same-origin', mode: 'cors', redirect: 'follow' };
       export const fetched = client.fetch('/v1/items', init);
+      `,
+    );
+    // A service worker's script, compiled with the WebWorker lib: its own \`self\` is what serviceWorkerOutbox takes.
+    consumer(
+      'worker-app',
+      ['ES2022', 'WebWorker'],
+      `
+      import { serviceWorkerOutbox } from 'failwise/service-worker';
+      import { indexedDbStore } from 'failwise/browser';
+      declare const self: ServiceWorkerGlobalScope;
+      export const outbox = serviceWorkerOutbox(self, {
+        origins: [{ id: 'primary', url: 'https://api.example.com' }],
+        store: indexedDbStore('outbox'),
+        timeLimitMs: 60_000,
+      });
       `,
     );
   }, 60_000);

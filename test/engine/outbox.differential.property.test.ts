@@ -218,6 +218,10 @@ const stimulusArb = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('askForLease' as const), stamp: stampArb }) },
   {
     weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('pause' as const), paused: fc.boolean(), stamp: stampArb }),
+  },
+  {
+    weight: 1,
     arbitrary: fc.record({
       kind: fc.constant('retry' as const),
       id: fc.nat(IDS.length - 1),
@@ -318,6 +322,12 @@ export async function runOutboxDifferential(
         break;
       case 'askForLease':
         sendBoth(a, b, (at) => ({ type: 'outbox.askForLease', ...stamped(s.stamp, at) }));
+        break;
+      case 'pause':
+        sendBoth(a, b, (at) => ({
+          type: s.paused ? 'outbox.pause' : 'outbox.resume',
+          ...stamped(s.stamp, at),
+        }));
         break;
       case 'retry':
         sendBoth(a, b, (at) => ({ type: 'outbox.retry', id: IDS[s.id]!, ...stamped(s.stamp, at) }));

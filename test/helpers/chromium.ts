@@ -49,6 +49,11 @@ export interface ChromiumOptions {
    */
   entry: string | { contents: string; resolveDir: string };
   /**
+   * More scripts, each bundled like `entry` and served at `/<name>` (its query ignored) from the same origin:
+   * a service worker, for one.
+   */
+  scripts?: Record<string, string | { contents: string; resolveDir: string }>;
+  /**
    * Bounds each step: bundling, launching, opening a page, and every Playwright action and wait.
    * @default 15_000
    */
@@ -84,7 +89,10 @@ export function useChromium(options: ChromiumOptions): ChromiumHarness {
 
   beforeAll(async () => {
     const script = await withTimeout(bundle(options.entry), timeoutMs, 'bundling the page script');
-    server = await withTimeout(serve(script), timeoutMs, 'starting the page server');
+    const scripts = new Map<string, string>([['/main.js', script]]);
+    for (const [name, entry] of Object.entries(options.scripts ?? {}))
+      scripts.set(`/${name}`, await withTimeout(bundle(entry), timeoutMs, `bundling ${name}`));
+    server = await withTimeout(serve(scripts), timeoutMs, 'starting the page server');
     url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
     browser = await chromium.launch({
       executablePath: chromiumExecutablePath,
@@ -143,7 +151,10 @@ export function useChromium(options: ChromiumOptions): ChromiumHarness {
   };
 }
 
-/** The entry bundled as one browser ES module (inline source map, so page errors point at the source). */
+/**
+ * The entry bundled as one browser ES module (inline source map, so page errors point at the source), with no
+ * split: each `import()` is inlined, as a service worker needs (it may not import() at all).
+ */
 async function bundle(entry: ChromiumOptions['entry']): Promise<string> {
   const result = await build({
     ...(typeof entry === 'string'
@@ -167,11 +178,11 @@ const PAGE = `<!doctype html>
 <script type="module" src="/main.js"></script></head><body></body></html>
 `;
 
-/** Serves the page at `/` and its script at `/main.js` on 127.0.0.1, a port the system picks. */
-async function serve(script: string): Promise<http.Server> {
+/** Serves the page at `/` and each script at its path (`/main.js` the page's) on 127.0.0.1, a port the system picks. */
+async function serve(scripts: ReadonlyMap<string, string>): Promise<http.Server> {
   const server = http.createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://127.0.0.1').pathname;
-    const body = path === '/' ? PAGE : path === '/main.js' ? script : undefined;
+    const body = path === '/' ? PAGE : scripts.get(path);
     if (body === undefined) {
       res.writeHead(404, { 'content-type': 'text/plain' }).end('not found');
       return;

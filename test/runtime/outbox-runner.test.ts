@@ -703,6 +703,16 @@ describe('createOutboxRunner: drain', () => {
     expect(t.clock.pending()).toBe(0);
   });
 
+  it('sends what another runner wrote to the store after this one read it', async () => {
+    const t = setup();
+    await t.clock.increment(0);
+    const written = t.entry();
+    await t.store.add(written); // a page's write, after the worker's runner started
+    expect(await drive(t.clock, t.runner.drain(30_000), 100)).toEqual({ sent: 1, failed: 0, pending: 0 });
+    expect(t.calls.map((c) => c.id)).toEqual([written.id]);
+    await t.runner.close();
+  });
+
   it('sends nothing while offline and resolves at once', async () => {
     const t = setup({ online: false });
     await t.add(t.entry());

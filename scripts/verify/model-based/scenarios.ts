@@ -841,6 +841,22 @@ export const outboxScenarios: Scenario[] = [
     },
   },
   {
+    name: 'a background task drains: its time limit pauses the sends while one is in flight, then they go on',
+    takes: ['outbox outbox.pause #0', 'outbox outbox.resume #0'],
+    options: { policy: durable({ maxAttempts: 5 }) },
+    async run(w) {
+      w.primary.next(answer(503), hang);
+      const outcome = await w.run(durableWrite);
+      expectThat(outcome.status === 'deferred', 'deferred');
+      // Its next send starts 1 s later and hangs until the attempt timeout (1 s): the limit passes meanwhile.
+      const drained = w.client.outbox.drain({ timeLimitMs: 1_500 });
+      const result = await w.drive(drained);
+      expectThat(result.sent === 0 && result.pending === 1, 'nothing sent within the limit');
+      await w.advance(2_000);
+      expectThat((await w.client.outbox.size()) === 0, 'sent once the outbox went on');
+    },
+  },
+  {
     name: 'another runner holds the lease: wait, ask again on flush, then after leaseRetry',
     takes: [
       'outbox.running.lease.acquiring xstate.done.actor.acquireLease #1',
