@@ -107,6 +107,7 @@ describe('parseRateLimitFields', () => {
           resetAt: NOW + t * 1000,
         });
       }),
+      { numRuns: 500 },
     );
     fc.assert(
       fc.property(fc.string(), fc.string(), fc.string(), (a, b, c) => {
@@ -119,6 +120,7 @@ describe('parseRateLimitFields', () => {
           expect(Number.isFinite(got.resetAt)).toBe(true);
         }
       }),
+      { numRuns: 500 },
     );
   });
 
