@@ -58,6 +58,13 @@ export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrot
   return {
     take(origin, requestId, now, deadline) {
       const booking = bookings.get(requestId);
+      // Nothing throttles an origin until it answers 429 or names a quota: every attempt asks, so no object is made.
+      const known = origins.get(origin);
+      if (
+        booking === undefined &&
+        (known === undefined || (!known.rate.enabled && known.quota === undefined))
+      )
+        return undefined;
       if (booking !== undefined && booking.origin !== origin) release(requestId);
       const slots = slotsOf(origin);
       // The origin's own word first: a spent quota waits for its reset, booked slot or not.
