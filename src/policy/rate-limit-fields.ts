@@ -85,11 +85,19 @@ function resetAtOf(text: string, now: number): number | undefined {
   return seconds >= EPOCH_SECONDS_FROM ? seconds * 1000 : now + seconds * 1000;
 }
 
-/** A remaining / reset pair of separate fields, both needed. */
-function fromPair(remaining: string | null, reset: string | null, now: number): RateLimitFields | undefined {
-  const count = remaining?.trim() ?? '';
-  const resetAt = resetAtOf(reset?.trim() ?? '', now);
-  return DIGITS.test(count) && resetAt !== undefined ? { remaining: Number(count), resetAt } : undefined;
+/**
+ * A remaining / reset pair of separate fields (`prefix` + `remaining`, `prefix` + `reset`), both needed. The reset
+ * is read only when the remaining count is there: most responses have neither, and every response is read.
+ */
+function fromPair(
+  get: (name: string) => string | null,
+  prefix: string,
+  now: number,
+): RateLimitFields | undefined {
+  const count = get(`${prefix}remaining`)?.trim();
+  if (count === undefined || !DIGITS.test(count)) return undefined;
+  const resetAt = resetAtOf(get(`${prefix}reset`)?.trim() ?? '', now);
+  return resetAt === undefined ? undefined : { remaining: Number(count), resetAt };
 }
 
 /**
@@ -104,8 +112,8 @@ export function parseRateLimitFields(
   const field = get('ratelimit');
   const fields =
     (field === null ? undefined : fromRateLimitField(field, now)) ??
-    fromPair(get('ratelimit-remaining'), get('ratelimit-reset'), now) ??
-    fromPair(get('x-ratelimit-remaining'), get('x-ratelimit-reset'), now);
+    fromPair(get, 'ratelimit-', now) ??
+    fromPair(get, 'x-ratelimit-', now);
   if (fields === undefined) return undefined;
   const policy = get('ratelimit-policy');
   const quota = policy === null ? undefined : fromPolicyField(policy);
