@@ -84,7 +84,7 @@ export function fleetSection(report: FleetReport, meta: Meta): string {
       String(p.maxSwitchesPerDwell ?? 0),
     ),
     '',
-    "Issue 14's targets, for failwise's default policy (nothing asserts them):",
+    "The targets, for failwise's default policy (nothing asserts them):",
     '',
     '| target | measured | goal | met |',
     '| --- | --- | --- | --- |',

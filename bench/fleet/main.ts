@@ -4,10 +4,13 @@
  * (bench/fleet/fleet-world.ts), next to two hand-written baselines (bench/fleet/baseline-clients.ts) that meet
  * the very same requests. Deterministic: the same seed gives the same figures.
  *
- *   npm run bench:fleet -- [--clients 1000] [--seed 1] [--rate 0.5] [--write]
+ *   npm run bench:fleet -- [--clients 1000] [--seed 1] [--rate 0.5] [--limit 100] [--write]
  *
- * Prints a table and, last, one JSON line of the figures. `--write` also writes docs/fleet-load.svg and the
- * fleet section of docs/benchmarks.md.
+ * Then the rate-limited fleet (bench/fleet/rate-limited-run.ts): the same number of clients, and 10 heavy ones,
+ * against an origin admitting `--limit` requests a second.
+ *
+ * Prints the tables and, last, one JSON line of the figures. `--write` also writes docs/fleet-load.svg,
+ * docs/fleet-rate-limited.svg and the two fleet sections of docs/benchmarks.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,12 +21,22 @@ import { parseArgs } from 'node:util';
 import { fleetSvg } from './fleet-svg.js';
 import { fleetSummary, fleetTable } from './fleet-report.js';
 import { runFleet } from './run-fleet.js';
+import {
+  LIMITED_END,
+  LIMITED_START,
+  rateLimitedSection,
+  rateLimitedTable,
+  withSection,
+} from './rate-limited-doc.js';
+import { runRateLimitedFleet, type RateLimitedReport } from './rate-limited-run.js';
+import { rateLimitedSvg } from './rate-limited-svg.js';
 
 const { values } = parseArgs({
   options: {
     clients: { type: 'string', default: '1000' },
     seed: { type: 'string', default: '1' },
     rate: { type: 'string', default: '0.5' },
+    limit: { type: 'string', default: '100' },
     write: { type: 'boolean', default: false },
   },
 });
@@ -34,9 +47,18 @@ if (!Number.isInteger(clients) || clients < 1)
   throw new Error(`--clients: expected an integer >= 1, got ${values.clients}`);
 if (!Number.isInteger(seed)) throw new Error(`--seed: expected an integer, got ${values.seed}`);
 if (!(ratePerSecond > 0)) throw new Error(`--rate: expected a number > 0, got ${values.rate}`);
+const limit = Number(values.limit);
+if (!Number.isInteger(limit) || limit < 1)
+  throw new Error(`--limit: expected an integer >= 1, got ${values.limit}`);
 
 const report = await runFleet({ clients, seed, ratePerSecond }, (line) => process.stderr.write(`${line}\n`));
 console.log(fleetTable(report));
+const limited: RateLimitedReport[] = [];
+for (const fleet of [clients, 10])
+  limited.push(
+    await runRateLimitedFleet({ clients: fleet, limit, seed }, (line) => process.stderr.write(`${line}\n`)),
+  );
+for (const run of limited) console.log(`\n${rateLimitedTable(run)}`);
 if (values.write) {
   const svg = fileURLToPath(new URL('../../docs/fleet-load.svg', import.meta.url));
   writeFileSync(svg, fleetSvg(report));
@@ -48,9 +70,36 @@ if (values.write) {
     node: process.version,
     cores: os.cpus().length,
   });
-  const markdown = withFleetSection(readFileSync(doc, 'utf8'), section);
+  const limitedSvg = fileURLToPath(new URL('../../docs/fleet-rate-limited.svg', import.meta.url));
+  writeFileSync(limitedSvg, rateLimitedSvg(limited.at(-1)!, 'retry-after'));
+  const limitedSection = rateLimitedSection(limited, {
+    command: ['npm run bench:fleet', ...(flags.length ? ['--', ...flags] : [])].join(' '),
+    date: `${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+  });
+  const markdown = withSection(
+    withFleetSection(readFileSync(doc, 'utf8'), section),
+    LIMITED_START,
+    LIMITED_END,
+    limitedSection,
+  );
   const options = (await resolveConfig(doc)) ?? {};
   writeFileSync(doc, await format(markdown, { ...options, filepath: doc }));
   process.stderr.write(`wrote ${svg} and the fleet section of ${doc}\n`);
 }
-console.log(JSON.stringify(fleetSummary(report)));
+console.log(
+  JSON.stringify({
+    ...fleetSummary(report),
+    rateLimited: limited.map((run) => ({
+      clients: run.options.clients,
+      runs: run.runs.map(({ client, variant, goodput, refusedShare, failed, drainMs, longestHoldMs }) => ({
+        client,
+        variant,
+        goodput,
+        refusedShare,
+        failed,
+        drainMs,
+        longestHoldMs,
+      })),
+    })),
+  }),
+);

@@ -7,7 +7,7 @@ import type { FleetWorld } from './fleet-world.js';
  * the client gets it after the latency, on the fleet's clock. An abort (attempt timeout, budget, cancel) ends
  * the call at once, as real transports do.
  */
-export function simTransport(world: FleetWorld, clock: Clock): Transport {
+export function simTransport(world: Pick<FleetWorld, 'answer'>, clock: Clock): Transport {
   return {
     name: 'fleet-sim',
     send(request) {

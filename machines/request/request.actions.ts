@@ -8,6 +8,7 @@ import {
 import { nextBackoff } from '../../src/policy/backoff.js';
 import { classifyWithVerdict } from '../../src/policy/classify-verdict.js';
 import { planRetryWait, timeLeftMs } from '../../src/policy/budget.js';
+import { holdReleaseAt } from '../../src/policy/hold-release.js';
 import type { Failure, FailReason } from '../../src/policy/failure.js';
 import type {
   AttemptOutput,
@@ -69,6 +70,7 @@ export function initialContext(input: RequestMachineInput): RequestMachineContex
     plan: undefined,
     reason: undefined,
     holdUntil: undefined,
+    holdBy: undefined,
     alternative: undefined,
   };
 }
@@ -141,23 +143,45 @@ export function recordOrigin({ context }: Args, output: ChooseOriginOutput): Cha
     origin: output.origin,
     now: output.at ?? context.now,
     holdUntil: output.holdUntil,
+    holdBy: output.holdBy,
     alternative: output.alternative,
   };
 }
 
-/** A pinned request's origin stays; only the server hold on it is news. */
+/** A pinned request's origin stays; only the hold on it is news. */
 export function recordHold({ context }: Args, output: ChooseOriginOutput): Changes {
-  return { now: output.at ?? context.now, holdUntil: output.holdUntil, alternative: undefined };
+  return {
+    now: output.at ?? context.now,
+    holdUntil: output.holdUntil,
+    holdBy: output.holdBy,
+    alternative: undefined,
+  };
+}
+
+/**
+ * The request will wait for the hold: it is released at a jittered time after a hold others wait out too, so
+ * that they do not all come back in one instant (hold-release.ts); a send slot of its own is kept as it is.
+ */
+export function spreadHoldRelease({ context }: Args): Changes {
+  const { holdUntil } = context;
+  if (holdUntil === undefined) return {};
+  const deadline = context.startedAt + context.budgetMs;
+  const { releaseSpreadMs } = context.policy.retryAfter;
+  return { holdUntil: holdReleaseAt(holdUntil, context.holdBy, releaseSpreadMs, context.random, deadline) };
 }
 
 /** The origin is held longer than the budget allows: the attempt goes to the origin free of holds instead. */
 export function takeAlternativeOrigin({ context }: Args): Changes {
-  return { origin: context.alternative, holdUntil: undefined, alternative: undefined };
+  return { origin: context.alternative, holdUntil: undefined, holdBy: undefined, alternative: undefined };
 }
 
 /** The hold waited for has ended: the origin is chosen again (health or a new hold may have changed). */
 export function finishHold({ context }: Args): Changes {
-  return { now: Math.max(context.now, context.holdUntil ?? context.now), holdUntil: undefined };
+  return {
+    now: Math.max(context.now, context.holdUntil ?? context.now),
+    holdUntil: undefined,
+    holdBy: undefined,
+  };
 }
 
 export function recordAttemptResult({ context }: Args, output: AttemptOutput): Changes {

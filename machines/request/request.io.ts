@@ -35,6 +35,7 @@ export const requestInputs = {
     pinned: context.pinned,
     // Only a read's retry goes elsewhere; a write goes where the health machine names (or stays, if pinned).
     avoid: context.retrying && !context.write && isSafeMethod(context.method) ? context.failedOrigins : NONE,
+    deadline: context.startedAt + context.budgetMs,
   }),
   transport: ({ context }: Args): AttemptInput => ({
     requestId: context.requestId,
@@ -116,7 +117,10 @@ export const requestOutputs = {
     if (context.lastResponse !== undefined) out.response = context.lastResponse;
     if (context.origin !== undefined) out.origin = context.origin;
     out.attempts = context.attempts;
-    if (context.reason === 'retry-after-exceeds-budget' && context.holdUntil !== undefined)
+    if (
+      (context.reason === 'retry-after-exceeds-budget' || context.reason === 'throttled') &&
+      context.holdUntil !== undefined
+    )
       out.holdUntil = context.holdUntil;
     return out as RequestMachineOutput;
   },

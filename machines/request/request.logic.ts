@@ -113,6 +113,11 @@ export const requestGuards = {
   holdEndsInBudget: ({ context }: Args) =>
     context.holdUntil !== undefined &&
     holdEndsWithinBudget(context.holdUntil, context.startedAt, context.budgetMs),
+  /**
+   * The wait is for a send slot (the origin's `RateLimit` quota, or the client's send rate to it), not a
+   * server's Retry-After: a request that cannot wait for it ends `throttled`.
+   */
+  isThrottled: ({ context }: Args) => context.holdBy !== undefined,
   /** Another origin, free of holds, may take the attempt, and the request is not pinned to its origin. */
   hasAlternativeOrigin: ({ context }: Args) => !context.pinned && context.alternative !== undefined,
   /** Durable work goes to the outbox where interactive work would fail. */
@@ -169,6 +174,7 @@ export const requestLogic = {
     recordOrigin: change(actions.recordOrigin),
     recordHold: change(actions.recordHold),
     takeAlternativeOrigin: change(actions.takeAlternativeOrigin),
+    spreadHoldRelease: change(actions.spreadHoldRelease),
     finishHold: change(actions.finishHold),
     recordAttemptResult: change(actions.recordAttemptResult),
     recordAttemptTimeout: change(actions.recordAttemptTimeout),

@@ -129,11 +129,12 @@ export const requestMachine = setup({
         },
         checkingHold: {
           description:
-            "Honours a server's hold on the origin (429/503 Retry-After, heard by the whole client): wait for it, take another origin, or end.",
+            "Honours a hold on the origin (a server's 429/503 Retry-After, heard by the whole client, or a send slot of its RateLimit quota or the client's send rate): wait for it, take another origin, or end.",
           always: [
             { guard: not('isOriginHeld'), target: 'checkingRetrySlot' },
-            { guard: 'holdEndsInBudget', target: 'holding' },
+            { guard: 'holdEndsInBudget', target: 'holding', actions: 'spreadHoldRelease' },
             { guard: 'hasAlternativeOrigin', target: 'checkingRetrySlot', actions: 'takeAlternativeOrigin' },
+            { guard: 'isThrottled', ...giveUp('throttled') },
             giveUp('retry-after-exceeds-budget'),
           ],
         },

@@ -75,8 +75,13 @@ export const requestTable: MachineTable = {
       parent: 1,
       always: [
         { targets: [4], guard: { not: 'isOriginHeld' } },
-        { targets: [6], guard: 'holdEndsInBudget' },
+        { targets: [6], guard: 'holdEndsInBudget', actions: ['spreadHoldRelease'] },
         { targets: [4], guard: 'hasAlternativeOrigin', actions: ['takeAlternativeOrigin'] },
+        {
+          targets: [10],
+          guard: 'isThrottled',
+          actions: [{ name: 'setReason', params: { value: { reason: 'throttled' } } }],
+        },
         {
           targets: [10],
           actions: [{ name: 'setReason', params: { value: { reason: 'retry-after-exceeds-budget' } } }],

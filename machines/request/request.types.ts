@@ -96,6 +96,8 @@ export interface ChooseOriginInput {
    * names. Empty for a write, and for an attempt that is not a retry.
    */
   avoid?: readonly string[] | undefined;
+  /** When the request's budget ends: a send slot that comes later is not booked for it. */
+  deadline?: number | undefined;
 }
 
 /**
@@ -110,6 +112,12 @@ export interface ChooseOriginOutput {
    * time (the client's shared server holds). Absent when no hold is in force.
    */
   holdUntil?: number | undefined;
+  /**
+   * What `holdUntil` waits for when it is not a server's Retry-After: the origin's `RateLimit` quota is spent
+   * until its reset (`quota`), or the client's send rate to it gives this attempt a slot then (`rate`). A request
+   * that cannot wait for either ends `throttled`.
+   */
+  holdBy?: 'quota' | 'rate' | undefined;
   /** Another origin the request may take now, held by no server, for a request that cannot wait for the hold. */
   alternative?: string | undefined;
 }
@@ -188,8 +196,13 @@ export interface RequestMachineContext {
   previousDelayMs?: number | undefined;
   plan?: RetryPlan | undefined;
   reason?: FailReason | 'durable' | undefined;
-  /** The server hold on the origin of the next attempt, from `chooseOrigin`. */
+  /**
+   * Until when the next attempt waits, from `chooseOrigin`: a server's hold on its origin, or its send slot; a
+   * hold that many requests wait out ends for each at a jittered time (`policy.retryAfter.releaseSpreadMs`).
+   */
   holdUntil?: number | undefined;
+  /** What `holdUntil` waits for, when it is the client's throttle rather than a server hold. */
+  holdBy?: 'quota' | 'rate' | undefined;
   /** An origin free of holds that the request may take instead, from `chooseOrigin`. */
   alternative?: string | undefined;
 }
@@ -253,7 +266,7 @@ export type RequestMachineOutput =
       response?: Response;
       origin?: string;
       attempts: number;
-      /** For `retry-after-exceeds-budget` from a server hold: when the hold on `origin` ends. */
+      /** For `retry-after-exceeds-budget` from a server hold, or `throttled`: when the hold on `origin` ends. */
       holdUntil?: number;
     }
   | {

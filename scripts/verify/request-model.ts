@@ -15,7 +15,7 @@ import type { MachineModel, StepInfo } from './machine-model.js';
 /**
  * The request machine under every input the bounds allow (attempts.max, method, key, auth, reconcile, durable,
  * offline at start; two origins) and every answer of every actor: each transport outcome class, chooseOrigin
- * naming either origin or none (or the primary under a server hold), claimRetry granted or refused, refreshAuth and reconcile's answers, rejections.
+ * naming either origin or none (or the primary under a server hold, or throttled past the budget), claimRetry granted or refused, refreshAuth and reconcile's answers, rejections.
  * Actors answer at once (no `at`): the machine's time moves only by its own timers.
  */
 export interface RequestBounds {
@@ -87,6 +87,10 @@ function answers(call: Call): readonly { label: string; outcome: () => Outcome }
           ? [
               of('primary held until 999 ms', () =>
                 ok({ origin: 'primary', holdUntil: 999, alternative: 'backup' }),
+              ),
+              // A send slot past the budget: the request ends `throttled`, nothing sent.
+              of('primary throttled past the budget', () =>
+                ok({ origin: 'primary', holdUntil: 1_000_000, holdBy: 'rate' }),
               ),
             ]
           : []),

@@ -27,7 +27,8 @@ export type AttemptEvidence =
 /**
  * The evidence an attempt's end gives about its origin, or none. A success reports its latency. A failure does,
  * unless the request's own budget cut the attempt short (it was given less than `attemptMs`), the network changed
- * while it was in flight (it broke with the old network), or the transport threw (the failure was on the device).
+ * while it was in flight (it broke with the old network), the transport threw (the failure was on the device), or
+ * it is a 503 with a Retry-After (docs/failover.md#a-503-with-retry-after).
  * Which failure classes then count against the origin is the health machine's rule (`countsAgainstOrigin`).
  */
 export function attemptEvidence(end: AttemptEnd): AttemptEvidence | undefined {
@@ -35,6 +36,10 @@ export function attemptEvidence(end: AttemptEnd): AttemptEvidence | undefined {
     return { type: 'attempt.succeeded', origin: end.origin, latencyMs: end.latencyMs, at: end.at };
   if (end.cutByBudget === true || end.acrossChange === true || end.crashed === true) return undefined;
   const { failure } = end;
+  // A 503 that names when to come back is an origin alive enough to say so: its hold keeps the client away
+  // (server-hold.ts), and counting it would fail the client over and move the overload onto the backup.
+  if (failure.status === 503 && failure.retryAfterMs !== undefined && failure.retryAfterMs > 0)
+    return undefined;
   return {
     type: 'attempt.failed',
     origin: failure.origin,

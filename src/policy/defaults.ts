@@ -16,8 +16,9 @@ export const defaultPolicy: Readonly<Policy> = deepFreeze<Policy>({
   timeouts: { attemptMs: 5_000, connectMs: 3_000, idleMs: 60_000 },
   backoff: { initialMs: 200, maxMs: 5_000, multiplier: 2, jitter: 'full' },
   retryableStatuses: [408, 429, 502, 503, 504],
-  retryAfter: { maxMs: 60_000 },
+  retryAfter: { maxMs: 60_000, maxHoldMs: 300_000, releaseSpreadMs: 1_000 },
   retryBudget: { percent: 20, minConcurrency: 3 },
+  throttle: { beta: 0.7, minRatePerSecond: 0.5 },
   idempotency: { header: 'Idempotency-Key' },
   attemptHeader: false,
   health: {

@@ -58,7 +58,8 @@ export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions =
   /** The value in effect at `path`: the caller's if set and valid, else the default (shrunk to fit its limit). */
   const valueAt = (path: string): unknown => {
     const keys = path.split('.');
-    const fallback = read(base, keys);
+    // A group the base turned off (`throttle: false`) and the caller turns on takes the defaults' values.
+    const fallback = read(base, keys) ?? read(defaultPolicy, keys);
     const limit = limits[path];
     const floor = floors[path];
     return (
@@ -103,10 +104,12 @@ export function definePolicy(input?: PolicyInput, options: DefinePolicyOptions =
       Object.fromEntries(
         Object.entries(defaults).map(([key, fallback]) => {
           const value = valueAt(group + key);
+          // A group that may be `false` (`throttle`): off stays off, on is filled in like any group.
+          const shape = isRecord(fallback) ? fallback : read(defaultPolicy, `${group}${key}`.split('.'));
           return [
             key,
-            isRecord(fallback)
-              ? fill(fallback, `${group}${key}.`)
+            isRecord(shape) && value !== false
+              ? fill(shape, `${group}${key}.`)
               : Object.freeze(Array.isArray(value) ? [...(value as number[])] : value),
           ];
         }),

@@ -51,6 +51,7 @@ export type FailReason =
   | 'unsafe-to-replay'
   | 'retry-after-exceeds-budget'
   | 'retry-budget-exhausted'
+  | 'throttled'
   | 'unauthorized'
   | 'offline'
   | 'no-healthy-origin'

@@ -10,6 +10,7 @@ const MENDABLE: ReadonlySet<FailReason | 'durable' | undefined> = new Set<FailRe
   'budget-exhausted',
   'retry-after-exceeds-budget',
   'retry-budget-exhausted',
+  'throttled',
   'offline',
   'no-healthy-origin',
   'cancelled',

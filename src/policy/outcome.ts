@@ -25,8 +25,8 @@ export type Outcome =
       attempts: number;
       elapsedMs: number;
       /**
-       * For `retry-after-exceeds-budget` because of a server hold on `origin`: when the hold ends, on
-       * the client's clock; sending again before then is pointless.
+       * For `retry-after-exceeds-budget` because of a server hold on `origin`, or `throttled`: when the hold
+       * or the send slot ends, on the client's clock; sending again before then is pointless.
        */
       holdUntil?: number;
       /** A durable request's entry, dead-lettered in the outbox by the time this outcome comes (`outbox.retry(entryId)`). */

@@ -84,7 +84,33 @@ export interface Policy {
      * @default 60000
      */
     maxMs: number;
+    /**
+     * The longest a server hold lasts: a 429 or 503 whose Retry-After asks for more holds its origin back,
+     * for every request of the client, this long and no longer (the request that got it still ends, as
+     * `maxMs` says). Five minutes: past any interactive budget and `maxMs`, long enough for an origin to
+     * shed an overload, short enough that a `Retry-After: 86400` (or a wrong clock) does not leave an
+     * origin unused for a day. AWS SDKs clamp the server's hint the same way.
+     * @default 300000
+     */
+    maxHoldMs: number;
+    /**
+     * The requests a hold kept waiting (a server hold, or a spent `RateLimit` quota) are released over this
+     * window after it ends, each at a jittered time, rather than all in one instant (the herd the RateLimit
+     * draft warns of). A request never waits past its budget for it. `0` releases them together.
+     * @default 1000
+     */
+    releaseSpreadMs: number;
   };
+  /**
+   * The client's own send rate per origin, after AWS SDKs' adaptive retry mode: off until an origin answers
+   * 429, then a token bucket whose rate drops to `beta` times the rate measured at each 429 and climbs back
+   * (CUBIC) as the origin answers. The origin's `RateLimit` / `X-RateLimit-*` fields are kept as well. A
+   * request that cannot get a send slot within its budget ends `failed` / `throttled`, nothing sent; durable
+   * work is deferred. `false` turns both off (docs/policy.md#throttle). Client-wide: the send slots are the
+   * client's, so only the client's policy sets it.
+   * @default { beta: 0.7, minRatePerSecond: 0.5 }
+   */
+  throttle: ThrottlePolicy | false;
   /**
    * A client-wide cap on retries, after Envoy's retry budget: a request may begin retrying only while the
    * requests retrying (from their first retry until they end) are fewer than `percent` of the requests in
@@ -123,6 +149,14 @@ export interface Policy {
     /** Responses the default memory cache keeps, least recently used out first. @default 100 */
     maxEntries: number;
   };
+}
+
+/** `policy.throttle`: how the send rate adapts to an origin's 429s (src/policy/adaptive-rate.ts). */
+export interface ThrottlePolicy {
+  /** The send rate after a 429, as a share of the rate measured then. @default 0.7 */
+  beta: number;
+  /** The slowest the send rate goes, in attempts a second. @default 0.5 */
+  minRatePerSecond: number;
 }
 
 /**
@@ -240,5 +274,7 @@ export type PolicyInput = {
     ? readonly number[]
     : Policy[K] extends object
       ? Partial<Policy[K]>
-      : Policy[K];
+      : Policy[K] extends object | false
+        ? Partial<Exclude<Policy[K], false>> | false
+        : Policy[K];
 };

@@ -12,6 +12,7 @@ import * as z from 'zod/mini';
 import { HTTP_TOKEN } from './methods.js';
 import { neverRetriedStatuses } from './retryable.js';
 import { describeValue } from './describe-value.js';
+import type { ThrottlePolicy } from './policy.js';
 
 export { describeValue };
 
@@ -44,6 +45,8 @@ interface Expected {
   header?: string;
   /** A status that may be retried: each never-retried one is refused with its reason. */
   retryable?: true;
+  /** What a value checked as a whole must be, written out. */
+  shape?: string;
 }
 
 /**
@@ -52,7 +55,7 @@ interface Expected {
  */
 function issueMessage(issue: z.core.$ZodRawIssue): string {
   const { code, input } = issue;
-  const { min, inclusive, max, values, header, retryable }: Expected =
+  const { min, inclusive, max, values, header, retryable, shape }: Expected =
     (code === 'custom' ? (issue.params as Expected | undefined) : undefined) ?? {};
   if (retryable) {
     return input === 401
@@ -60,23 +63,25 @@ function issueMessage(issue: z.core.$ZodRawIssue): string {
       : `${input as number} is never retried: sent again unchanged, the request fails the same way`;
   }
   const expected =
-    min !== undefined
-      ? `a number >${inclusive ? '=' : ''} ${min}`
-      : max !== undefined
-        ? `a number <= ${max}${max === MAX_TIMER_MS ? ' (the longest delay a timer can wait)' : ''}`
-        : values
-          ? values
-              .map((value) => JSON.stringify(value))
-              .join(', ')
-              .replace(/, ([^,]*)$/, ' or $1')
-          : header !== undefined
-            ? typeof input === 'string'
-              ? 'an HTTP header name'
-              : header
-            : code === 'custom'
-              ? 'an integer'
-              : (expectedType[issue.expected as string] ??
-                (typeof input === 'number' ? 'a finite number' : 'a number'));
+    shape !== undefined
+      ? shape
+      : min !== undefined
+        ? `a number >${inclusive ? '=' : ''} ${min}`
+        : max !== undefined
+          ? `a number <= ${max}${max === MAX_TIMER_MS ? ' (the longest delay a timer can wait)' : ''}`
+          : values
+            ? values
+                .map((value) => JSON.stringify(value))
+                .join(', ')
+                .replace(/, ([^,]*)$/, ' or $1')
+            : header !== undefined
+              ? typeof input === 'string'
+                ? 'an HTTP header name'
+                : header
+              : code === 'custom'
+                ? 'an integer'
+                : (expectedType[issue.expected as string] ??
+                  (typeof input === 'number' ? 'a finite number' : 'a number'));
   return `expected ${expected}, got ${describeValue(input)}`;
 }
 
@@ -112,6 +117,19 @@ const oneOf = <const T extends readonly string[]>(values: T) =>
 const isHeaderName = (value: unknown): boolean => typeof value === 'string' && HTTP_TOKEN.test(value);
 const headerName = custom<string>(isHeaderName, { header: 'an HTTP header name' });
 
+/**
+ * `policy.throttle`: `false`, or an object of its known keys (each optional), `beta` in (0, 1) and
+ * `minRatePerSecond` above 0. Checked as a whole, with one message, so that `false | object` needs no union.
+ */
+function isThrottleInput(value: unknown): boolean {
+  if (value === false) return true;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  const { beta, minRatePerSecond, ...rest } = value as Record<string, unknown>;
+  const within = (v: unknown, low: number, high: number) =>
+    v === undefined || (typeof v === 'number' && v > low && v < high);
+  return Object.keys(rest).length === 0 && within(beta, 0, 1) && within(minRatePerSecond, 0, Infinity);
+}
+
 /** A strict object: an unknown key is reported (define-policy.ts turns it into `path.key: unknown option`). */
 const group = <Shape extends z.core.$ZodLooseShape>(shape: Shape) => z.strictObject(shape, withMessages);
 
@@ -143,7 +161,12 @@ export const policyInputSchema = group({
       withMessages,
     ) as unknown as z.ZodMiniType<readonly number[], readonly number[]>,
   ),
-  retryAfter: z.optional(group({ maxMs: waitMs })),
+  retryAfter: z.optional(group({ maxMs: waitMs, maxHoldMs: waitMs, releaseSpreadMs: waitMs })),
+  throttle: z.optional(
+    custom<Partial<ThrottlePolicy> | false>(isThrottleInput, {
+      shape: 'false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0 }',
+    }),
+  ),
   retryBudget: z.optional(
     group({
       percent: z.optional(number(gte(0), lte(100))),

@@ -11,16 +11,17 @@ const HOLDING_STATUSES: ReadonlySet<number> = new Set([429, 503]);
 
 /**
  * Until when this failure holds its origin back, or `undefined` when it does not: a 429 or 503 answered at `at`
- * with a Retry-After of more than 0 ms. The hold lasts the whole Retry-After, as the server asked (rule
- * 5, for every request of the client): it is not cut to `policy.retryAfter.maxMs`, which only says how long
- * one request will wait. A request that cannot wait for a hold goes to another origin or ends at once, without
- * sending anything to the held one.
+ * with a Retry-After of more than 0 ms. The hold lasts the Retry-After, as the server asked (rule 5, for
+ * every request of the client), up to `maxHoldMs` (`policy.retryAfter.maxHoldMs`): a Retry-After of a day, or a
+ * server's clock far off, must not leave an origin unused that long. It is not cut to `policy.retryAfter.maxMs`,
+ * which only says how long one request will wait. A request that cannot wait for a hold goes to another origin
+ * or ends at once, without sending anything to the held one.
  */
-export function holdUntilOf(failure: Failure, at: number): number | undefined {
+export function holdUntilOf(failure: Failure, at: number, maxHoldMs = Infinity): number | undefined {
   const { status, retryAfterMs } = failure;
   if (status === undefined || !HOLDING_STATUSES.has(status)) return undefined;
-  if (retryAfterMs === undefined || !(retryAfterMs > 0)) return undefined;
-  return at + retryAfterMs;
+  if (retryAfterMs === undefined || !(retryAfterMs > 0) || !(maxHoldMs > 0)) return undefined;
+  return at + Math.min(retryAfterMs, maxHoldMs);
 }
 
 /**

@@ -36,6 +36,7 @@ import { InteractiveRun, RequestRun, type InFlightRequest, type RequestHost } fr
 import { requestPolicyOf } from './request-policy-of.js';
 import { createRetrySlots } from './retry-slots.js';
 import { createServerHolds, type ServerHolds } from './server-holds.js';
+import { createOriginThrottles } from './origin-throttles.js';
 import type { TelemetryRequest, TelemetryRun, TelemetrySession } from './telemetry.js';
 import { validateClientOptions, type ResolvedOrigin } from './validate-client-options.js';
 
@@ -95,7 +96,7 @@ export class FailwiseClient implements FailoverClient {
     );
     const originsById = new Map(origins.map((origin) => [origin.id, origin]));
     // A 429/503 with Retry-After holds its origin back for every request of this client.
-    const holds = createServerHolds();
+    const holds = createServerHolds(policy.retryAfter.maxHoldMs);
     const monitor = (this.#monitor = this.#startHealth(origins, originsById, holds));
     const auth = options.auth && createAuthCoordinator(options.auth);
     const { reconcile, connectivity } = options;
@@ -107,6 +108,8 @@ export class FailwiseClient implements FailoverClient {
       originsById,
       monitor,
       holds,
+      // Each origin's send slots: its RateLimit quota and the send rate its 429s set (policy.throttle).
+      throttles: policy.throttle === false ? undefined : createOriginThrottles(policy.throttle),
       inFlight: this.#inFlight,
       retrySlots,
       policy,

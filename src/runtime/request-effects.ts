@@ -33,12 +33,20 @@ export function isOffline(host: RequestHost): boolean {
   return host.connectivity?.current() === 'offline';
 }
 
-/** The origin of the request's next attempt (attempt-origin.ts), with the server hold on it. */
+/**
+ * The origin of the request's next attempt (attempt-origin.ts), with the server hold on it; when there is none,
+ * the wait for a send slot on it (origin-throttles.ts), if the attempt must wait for one.
+ */
 export function chooseOrigin(run: EffectRequest, input: ChooseOriginInput): ChooseOriginOutput {
   const { host } = run;
   // Only safe methods (GET, HEAD, OPTIONS, TRACE) may go to an origin that accepts reads only.
   const write = !isSafeMethod(run.prepared.method);
-  return attemptOrigin(input, write, host.monitor, host.holds, host.clock.now());
+  const now = host.clock.now();
+  const chosen: ChooseOriginOutput = attemptOrigin(input, write, host.monitor, host.holds, now);
+  const { throttles } = host;
+  if (throttles === undefined || chosen.origin === undefined || chosen.holdUntil !== undefined) return chosen;
+  const wait = throttles.take(chosen.origin, run.requestId, now, input.deadline ?? Infinity);
+  return wait === undefined ? chosen : { origin: chosen.origin, at: now, ...wait };
 }
 
 /** A slot of the client's retry budget; every request in progress (durable sends included) counts toward its share. */
@@ -146,6 +154,8 @@ function send(
       : classifyAttempt(sent, classify, classifyRequest(run, origin.id), input.attempt),
     host.clock,
     authGeneration,
+    host.throttles,
+    origin.id,
   );
 }
 

@@ -28,6 +28,7 @@ import type { HealthMonitor } from './health-monitor.js';
 import type { PreparedRequest } from './prepare-request.js';
 import * as effects from './request-effects.js';
 import type { RetrySlots } from './retry-slots.js';
+import type { OriginThrottles } from './origin-throttles.js';
 import type { ServerHolds } from './server-holds.js';
 import type { TelemetryRun } from './telemetry.js';
 import type { ResolvedOrigin } from './validate-client-options.js';
@@ -46,6 +47,8 @@ export interface RequestHost {
   /** The origin set's health: it hears each attempt's evidence, and chooses the origin of the next. */
   readonly monitor: Pick<HealthMonitor, 'report' | 'choose' | 'chooseUnheld'>;
   readonly holds: ServerHolds;
+  /** Each origin's send slots (policy.throttle); none when the client's policy turns them off. */
+  readonly throttles: OriginThrottles | undefined;
   /** The requests in flight: connectivity hints and close() reach each; nothing looks one up. */
   readonly inFlight: Set<InFlightRequest>;
   readonly retrySlots: RetrySlots;
@@ -328,6 +331,8 @@ export class RequestRun<T = RunOutput> implements RunObserver {
     host.inFlight.delete(this);
     // A request that began retrying holds its slot until it ends.
     host.retrySlots.release(this.requestId);
+    // A send slot booked and not used goes back.
+    if (host.throttles !== undefined) host.throttles.release(this.requestId);
     return output === undefined ? undefined : this.outcome(output as RunOutput);
   }
 

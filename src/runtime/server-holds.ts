@@ -17,7 +17,8 @@ export interface ServerHolds {
   inForce(now: number): Record<string, number>;
 }
 
-export function createServerHolds(): ServerHolds {
+/** `maxHoldMs` (`policy.retryAfter.maxHoldMs`): the longest any hold lasts. */
+export function createServerHolds(maxHoldMs = Infinity): ServerHolds {
   const holds = new Map<string, number>();
   const until = (origin: string, now: number) => {
     const end = holds.get(origin);
@@ -28,7 +29,7 @@ export function createServerHolds(): ServerHolds {
   };
   return {
     note(failure, at) {
-      const end = holdUntilOf(failure, at);
+      const end = holdUntilOf(failure, at, maxHoldMs);
       if (end === undefined || end <= (until(failure.origin, at) ?? at)) return undefined;
       holds.set(failure.origin, end);
       return end;

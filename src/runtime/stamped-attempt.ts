@@ -1,6 +1,7 @@
 import type { AttemptOutput } from '../../machines/request/request.types.js';
 import type { Clock } from '../clock/clock.js';
 import type { ClassifiedResult } from './classify-attempt.js';
+import type { OriginThrottles } from './origin-throttles.js';
 
 /**
  * An attempt's transport promise as the machine's transport actor answers it: `attemptOutput` turns the transport's
@@ -13,15 +14,21 @@ export class StampedAttempt implements PromiseLike<AttemptOutput> {
     private readonly sent: PromiseLike<ClassifiedResult>,
     private readonly clock: Clock,
     private readonly authGeneration: number | undefined,
+    /** Hears each answer of `origin` (its rate-limit fields, its 429s), in the same reaction. */
+    private readonly throttles?: OriginThrottles | undefined,
+    private readonly origin?: string | undefined,
   ) {}
 
   then<A = AttemptOutput, B = never>(
     onFulfilled?: ((output: AttemptOutput) => A | PromiseLike<A>) | null,
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): PromiseLike<A | B> {
-    const { clock, authGeneration } = this;
+    const { clock, authGeneration, throttles } = this;
     return this.sent.then((result) => {
-      const output = attemptOutput(result, clock.now(), authGeneration);
+      const at = clock.now();
+      if (throttles !== undefined && result.kind === 'response')
+        throttles.observe(this.origin!, result.response.status, result.response.headers, at);
+      const output = attemptOutput(result, at, authGeneration);
       return (onFulfilled ? onFulfilled(output) : output) as A | PromiseLike<A>;
     }, onRejected);
   }

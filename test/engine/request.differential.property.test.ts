@@ -118,6 +118,16 @@ type Answer = ValueOf<typeof answerArb>;
 export type RequestCase = ValueOf<typeof inputArb>;
 export type RequestStimulus = ValueOf<typeof stimulusArb>;
 
+/**
+ * What a hold waits for: half the time a server's Retry-After, else a send slot (the origin's RateLimit quota or
+ * the client's send rate). Read from draws a choice of origin has no other use for (`granted`, `reconcile`), not
+ * from new ones, so that the fixed seeds still reach every state.
+ */
+function holdByOf(answer: Answer): 'quota' | 'rate' | undefined {
+  if (answer.granted) return undefined;
+  return answer.reconcile === 'applied' ? 'quota' : 'rate';
+}
+
 /** The value (or error) that answers `call`, built once and given to both sides. */
 function answerFor(
   call: Invocation,
@@ -138,6 +148,7 @@ function answerFor(
             ? {}
             : {
                 holdUntil: at + answer.holdMs,
+                holdBy: holdByOf(answer),
                 alternative:
                   answer.alternative === undefined ? undefined : origins[answer.alternative % origins.length],
               }),

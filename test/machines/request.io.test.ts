@@ -64,6 +64,8 @@ describe('what flows in and out of the request machine', () => {
       previousOrigin: 'primary',
       pinned: true,
       avoid: [],
+      // startedAt 1000 + budgetMs 10000.
+      deadline: 11_000,
     });
     // A read being retried passes over the origins that failed it; a write, or a read not retrying, avoids none.
     const read = { method: 'GET', write: false, failedOrigins: ['primary'] };

@@ -34,6 +34,19 @@ describe('attemptEvidence', () => {
     });
   });
 
+  it('gives no evidence for a 503 with a Retry-After (its hold keeps the client away), and counts a 429 or a 502 with one', () => {
+    const busy: Failure = { ...failure, class: 'unavailable', retryAfterMs: 2_000 };
+    expect(attemptEvidence({ type: 'attempt-failed', failure: busy, at: 2_000 })).toBeUndefined();
+    // A Retry-After of 0 names no wait: the 503 counts.
+    expect(
+      attemptEvidence({ type: 'attempt-failed', failure: { ...busy, retryAfterMs: 0 }, at: 2_000 }),
+    ).toMatchObject({ type: 'attempt.failed', status: 503 });
+    for (const status of [429, 502])
+      expect(
+        attemptEvidence({ type: 'attempt-failed', failure: { ...busy, status }, at: 2_000 }),
+      ).toMatchObject({ type: 'attempt.failed', status });
+  });
+
   it('reports a failure without a status as one', () => {
     const lost: Failure = {
       class: 'connection-lost',

@@ -48,6 +48,20 @@ describe('definePolicy', () => {
     expect(policy.budgetMs).toBe(30_000);
   });
 
+  it('turns the throttle off with false, and fills in the rest of a throttle given in part', () => {
+    expect(definePolicy({ throttle: false }).throttle).toBe(false);
+    expect(definePolicy({ throttle: { beta: 0.5 } }).throttle).toEqual({ beta: 0.5, minRatePerSecond: 0.5 });
+    expect(definePolicy().throttle).toEqual({ beta: 0.7, minRatePerSecond: 0.5 });
+    expect(definePolicy().retryAfter).toEqual({ maxMs: 60_000, maxHoldMs: 300_000, releaseSpreadMs: 1_000 });
+    // Laid over a base that turned it off: off stays off, and a throttle given is completed from the defaults.
+    const off = definePolicy({ throttle: false });
+    expect(definePolicy({}, { base: off }).throttle).toBe(false);
+    expect(definePolicy({ throttle: { minRatePerSecond: 2 } }, { base: off }).throttle).toEqual({
+      beta: 0.7,
+      minRatePerSecond: 2,
+    });
+  });
+
   it('treats an option set to undefined as left out', () => {
     const input = { budgetMs: undefined, backoff: { jitter: undefined } } as unknown as PolicyInput;
     expect(definePolicy(input)).toEqual(defaultPolicy);
@@ -203,6 +217,26 @@ describe('definePolicy', () => {
         'retryAfter.maxMs',
         { retryAfter: { maxMs: -1 } },
         'policy.retryAfter.maxMs: expected a number >= 0, got -1',
+      ],
+      [
+        'retryAfter.maxHoldMs',
+        { retryAfter: { maxHoldMs: 1.5 } },
+        'policy.retryAfter.maxHoldMs: expected an integer, got 1.5',
+      ],
+      [
+        'retryAfter.releaseSpreadMs',
+        { retryAfter: { releaseSpreadMs: -1 } },
+        'policy.retryAfter.releaseSpreadMs: expected a number >= 0, got -1',
+      ],
+      [
+        'throttle',
+        { throttle: { beta: 1 } },
+        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0 }, got an object',
+      ],
+      [
+        'throttle',
+        { throttle: true },
+        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0 }, got true',
       ],
       [
         'retryBudget.percent',

@@ -9,6 +9,7 @@ describe('isMendable', () => {
     'budget-exhausted',
     'retry-after-exceeds-budget',
     'retry-budget-exhausted',
+    'throttled',
     'offline',
     'no-healthy-origin',
     'cancelled',

@@ -27,6 +27,7 @@ describe('layPolicy: a route or request policy over a complete one', () => {
     ]);
     expect(CLIENT_WIDE_FIELDS).toEqual([
       'retryBudget',
+      'throttle',
       'idempotency',
       'attemptHeader',
       'health',

@@ -128,7 +128,8 @@ describe(
     });
 
     it('one server hold (503 with Retry-After) stops both routes until it ends', async () => {
-      const t = await setup(['primary'], { routes });
+      // The held payment is released at the hold's end itself (no spread), so that the time below is the hold's.
+      const t = await setup(['primary'], { routes, policy: { retryAfter: { releaseSpreadMs: 0 } } });
       const { primary } = t.origins as Record<'primary', TestOrigin>;
       primary.behave = answer(503, { 'retry-after': '5' });
       const read = t.client.request(feed);

@@ -18,7 +18,8 @@ const both = [
 
 /**
  * A client whose primary answers `first` to its first call and 200 after, with 10 ms of latency; the backup
- * always answers 200.
+ * always answers 200. Held requests are released together at the hold's end (`releaseSpreadMs: 0`), so that
+ * the times below are the hold's own; test/runtime/throttle.test.ts covers the spread.
  */
 function setup(first: Response, options: Partial<FailoverClientOptions> = {}) {
   const clock = simulatedClock();
@@ -39,6 +40,7 @@ function setup(first: Response, options: Partial<FailoverClientOptions> = {}) {
     random: () => 0.5,
     onEvent: (event) => events.push(event),
     ...options,
+    policy: { retryAfter: { releaseSpreadMs: 0 }, ...options.policy },
   });
   const sentTo = (base: string) =>
     transport.calls.filter((call) => call.request.url.startsWith(base)).map((call) => call.sentAt);

@@ -331,7 +331,7 @@ export const requestScenarios: Scenario[] = [
   },
   {
     name: 'both origins held past the budget: the PUT ends, and so does the next one, sending nothing',
-    takes: ['request.active.checkingHold always #2', 'request.active.checkingHold always #3'],
+    takes: ['request.active.checkingHold always #2', 'request.active.checkingHold always #4'],
     options: { policy: policy() },
     async run(w) {
       w.primary.next(answer(503, { 'retry-after': '3600' }));
@@ -349,6 +349,24 @@ export const requestScenarios: Scenario[] = [
           second.reason === 'retry-after-exceeds-budget' &&
           w.primary.received + w.backup.received === sent,
         'the next read ended at once, nothing sent',
+      );
+    },
+  },
+  {
+    name: 'a RateLimit quota spent until past the budget: the next read ends throttled, sending nothing',
+    takes: ['request.active.checkingHold always #3'],
+    options: { policy: policy() },
+    async run(w) {
+      w.primary.next(answer(200, { ratelimit: '"default";r=0;t=3600' }));
+      const first = await w.run(read);
+      expectThat(first.status === 'succeeded', 'the first read succeeded');
+      const sent = w.primary.received + w.backup.received;
+      const second = await w.run(read);
+      expectThat(
+        second.status === 'failed' &&
+          second.reason === 'throttled' &&
+          w.primary.received + w.backup.received === sent,
+        'throttled, nothing sent',
       );
     },
   },

@@ -2,6 +2,7 @@ import type { DrillScenario } from '../drill-scenario.js';
 import { connectionRefused } from './connection-refused.js';
 import { dnsFailure } from './dns-failure.js';
 import { expiredToken } from './expired-token.js';
+import { rateLimitedApi } from './rate-limited-api.js';
 import { rateLimitedNoRetryAfter } from './rate-limited-no-retry-after.js';
 import { rateLimitedRetryAfter } from './rate-limited-retry-after.js';
 import { responseTimeout } from './response-timeout.js';
@@ -26,4 +27,5 @@ export const requestScenarios: readonly DrillScenario[] = [
   unavailableNoRetryAfter,
   sharedRetryAfter,
   retryStorm,
+  rateLimitedApi,
 ];

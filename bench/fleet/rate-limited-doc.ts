@@ -1,0 +1,117 @@
+import { LIMIT_LABELS, LIMIT_VARIANTS, LIMITED_PHASES } from './rate-limited-world.js';
+import { LIMITED_CLIENTS, type LimitedFigures, type RateLimitedReport } from './rate-limited-run.js';
+
+/** The rate-limited fleet's section of docs/benchmarks.md lies between these markers. */
+export const LIMITED_START =
+  '<!-- fleet-rate-limited:start (written by `npm run bench:fleet -- --write`; bench/fleet/rate-limited-doc.ts) -->';
+export const LIMITED_END = '<!-- fleet-rate-limited:end -->';
+
+/** `doc` with the section between `start` and `end` replaced by `section` (or `section` at its end). */
+export function withSection(doc: string, start: string, end: string, section: string): string {
+  const from = doc.indexOf(start);
+  const to = doc.indexOf(end);
+  if (from < 0 || to < from) return `${doc.trimEnd()}\n\n${section}\n`;
+  return doc.slice(0, from) + section + doc.slice(to + end.length);
+}
+
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+const CLIENT_LABELS: Record<string, string> = {
+  failwise: 'failwise (default policy)',
+  naive: 'naive: 3 immediate retries',
+  'aws-standard': 'AWS standard retry mode',
+};
+
+/** One table per run: a row per variant and client. */
+function table(report: RateLimitedReport): string[] {
+  const lines = [
+    '| answers | client | goodput / limit | 429s after 1 s | failed | time to drain | longest hold |',
+    '| --- | --- | --- | --- | --- | --- | --- |',
+  ];
+  for (const variant of LIMIT_VARIANTS)
+    for (const client of LIMITED_CLIENTS) {
+      const f = report.runs.find((r) => r.variant === variant && r.client === client)!;
+      lines.push(
+        `| ${LIMIT_LABELS[variant]} | ${CLIENT_LABELS[client]} | ${f.goodput.toFixed(2)} | ${pct(f.refusedShare)} | ${failed(f)} | ${sec(f.drainMs)} | ${f.longestHoldMs === undefined ? '-' : sec(f.longestHoldMs)} |`,
+      );
+    }
+  return lines;
+}
+
+function failed(f: LimitedFigures): string {
+  const share = `${f.failed.toLocaleString('en-US')} of ${f.requests.toLocaleString('en-US')}`;
+  if (f.failedBy === undefined) return share;
+  const reasons = Object.entries(f.failedBy)
+    .sort((a, b) => b[1] - a[1])
+    .map(([reason, n]) => `${reason} ${n.toLocaleString('en-US')}`)
+    .join(', ');
+  return `${share} (${reasons})`;
+}
+
+/** The console table of one run. */
+export function rateLimitedTable(report: RateLimitedReport): string {
+  const { clients, limit } = report.options;
+  return [`rate-limited fleet: ${clients} clients, ${limit} requests/s admitted`, ...table(report)].join(
+    '\n',
+  );
+}
+
+interface Meta {
+  command: string;
+  date: string;
+}
+
+/** The section: how it was run, each run's table, what the targets say, and the plot. */
+export function rateLimitedSection(reports: readonly RateLimitedReport[], meta: Meta): string {
+  const [overload, after] = LIMITED_PHASES;
+  const limit = reports[0]!.options.limit;
+  const runs = reports.flatMap((report) => [
+    '',
+    `**${report.options.clients.toLocaleString('en-US')} clients** (${((overload.load * limit) / report.options.clients).toFixed(2)} requests a second each during the overload), seed ${report.options.seed}, ${sec(report.realMs)} of real time:`,
+    '',
+    ...table(report),
+  ]);
+  return [
+    LIMITED_START,
+    '',
+    '## 8. A fleet against a rate limit',
+    '',
+    `Measured with \`${meta.command}\` on ${meta.date}. One origin admits ${limit} requests a second (a token bucket holding one second's worth, bench/fleet/rate-limited-world.ts) and answers 429 past it: with nothing more, with \`Retry-After\` (the seconds until it has a token again, at least 1), or with \`RateLimit: "default";r=…;t=…\` on every answer (\`r\` the whole tokens left, \`t\` 1 s, or the seconds until a token when none is left). The clients ask ${overload.load} times what it admits for ${overload.to / 1000} s, then ${after.load} times until ${after.to / 1000} s, so a backlog builds and drains; every request is a GET with failwise's default budget (10 s). The clients: failwise with its default policy (throttle on), a naive client (3 immediate retries), and AWS SDKs' standard retry mode written out in bench/fleet/rate-limited-run.ts (3 attempts, full jitter over 2^n x 500 ms after a 429, a retry quota of 500 tokens; it reads no Retry-After). Goodput: 2xx answers a second from 1 s to the end of the overload, over the limit. 429s: the share of all answers from 1 s on. Time to drain: from the end of the overload until every request begun in it ended. Longest hold: the longest a failwise request waited for a hold or a send slot.`,
+    ...runs,
+    '',
+    'Targets (nothing asserts them): goodput >= 0.9 x the limit, 429s <= 10 % after the first second, no request failed that could have waited within its budget, no hold longer than `retryAfter.maxHoldMs` (5 min).',
+    '',
+    ...reading(reports),
+    '',
+    '![429s per second at the rate-limited origin, per client](fleet-rate-limited.svg)',
+    '',
+    LIMITED_END,
+  ].join('\n');
+}
+
+/** What the figures say about the targets, read from them. */
+function reading(reports: readonly RateLimitedReport[]): string[] {
+  const lines: string[] = [];
+  for (const report of reports) {
+    const failwise = report.runs.filter((r) => r.client === 'failwise');
+    const met = failwise.filter((r) => r.refusedShare <= 0.1).map((r) => LIMIT_LABELS[r.variant]);
+    const goodput = failwise.filter((r) => r.goodput >= 0.9).map((r) => LIMIT_LABELS[r.variant]);
+    const holds = Math.max(...failwise.map((r) => r.longestHoldMs ?? 0));
+    lines.push(
+      `- ${report.options.clients.toLocaleString('en-US')} clients: 429s <= 10 % ${met.length ? `met with ${met.join(', ')}` : 'met with none of the three'}; goodput >= 0.9 ${goodput.length ? `met with ${goodput.join(', ')}` : 'met with none'}; the longest hold ${sec(holds)}, within \`maxHoldMs\`.`,
+    );
+  }
+  const heavy = reports.at(-1)!;
+  const bare = heavy.runs.find((r) => r.client === 'failwise' && r.variant === 'bare')!;
+  const naive = heavy.runs.find((r) => r.client === 'naive' && r.variant === 'bare')!;
+  lines.push(
+    '',
+    `With 429 alone, ${heavy.options.clients} clients: failwise's send rate drops by 30 % at each 429 and climbs back along a cubic curve, as AWS's adaptive mode does, so it spends much of the overload below the limit (goodput ${bare.goodput.toFixed(2)}) and ends more requests \`throttled\` (${bare.failed.toLocaleString('en-US')} failed) than the naive client, whose flood of retries keeps the origin saturated and fails ${naive.failed.toLocaleString('en-US')} (the overload's excess) while ${pct(naive.refusedShare)} of what it sends is refused. The origin's own word does better: with Retry-After or RateLimit fields, failwise keeps 429s lowest and goodput near the limit.`,
+  );
+  lines.push(
+    '',
+    "Why the fleet of many light clients keeps meeting 429s: the limit is the origin's, shared by every client, while each client's send rate, hold and quota are its own (never global, by design: a client knows only what it sent and was told). A client that asks once every few seconds is under any per-client rate already, and its next request usually comes after the hold its last 429 began; twice the limit offered by a thousand such clients is refused about half the time whatever each does, unless the origin's answers make each wait longer (a `Retry-After` or a `t` that grows with its backlog). A few heavy clients (a service calling a third-party API) are what the throttle is for: there it keeps 429s low. Requests fail in every configuration because twice the limit for 20 s builds a backlog that takes longer than the 10 s budget to drain: failwise ends such requests `throttled` at once, without sending them, when their slot is past their budget, or after their attempts (`attempts-exhausted`) when they met 429s; a durable request would wait instead.",
+  );
+  return lines;
+}

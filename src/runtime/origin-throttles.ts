@@ -1,0 +1,103 @@
+import {
+  initialAdaptiveRate,
+  noteAnswer,
+  returnSendSlot,
+  takeSendSlot,
+  type AdaptiveRate,
+  type AdaptiveRateOptions,
+} from '../policy/adaptive-rate.js';
+import { parseRateLimitFields } from '../policy/rate-limit-fields.js';
+import { mergeQuota, takeFromQuota, type SendQuota } from '../policy/send-quota.js';
+
+/** Why an attempt must wait for its send slot: the origin's named quota is spent, or the client's own send rate. */
+export type SlotWait = { holdUntil: number; holdBy: 'quota' | 'rate' };
+
+/**
+ * One client's send slots, per origin: the quota the origin's rate-limit fields name, and the adaptive send
+ * rate its 429s set. Owned by the client, never shared between clients; times come from its clock. A request
+ * whose attempt must wait books its slot (under its id) when it can wait that long, and takes it when it comes
+ * back; a request that ends first gives it back.
+ */
+export interface OriginThrottles {
+  /**
+   * A slot for `requestId`'s next attempt to `origin` at `now`: `undefined` when it may start at once (the slot
+   * is taken), else until when it must wait. A wait that ends before `deadline` is booked.
+   */
+  take(origin: string, requestId: string, now: number, deadline: number): SlotWait | undefined;
+  /** An answer from `origin` at `at`: its rate-limit fields, and whether it throttled (429). */
+  observe(origin: string, status: number, headers: Headers, at: number): void;
+  /** The request ended: a slot it booked and did not use goes back. */
+  release(requestId: string): void;
+}
+
+interface OriginSlots {
+  rate: AdaptiveRate;
+  quota: SendQuota | undefined;
+}
+
+interface Booking {
+  origin: string;
+  at: number;
+}
+
+export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrottles {
+  const origins = new Map<string, OriginSlots>();
+  const bookings = new Map<string, Booking>();
+  const slotsOf = (origin: string): OriginSlots => {
+    let slots = origins.get(origin);
+    if (slots === undefined) origins.set(origin, (slots = { rate: initialAdaptiveRate, quota: undefined }));
+    return slots;
+  };
+  const release = (requestId: string) => {
+    const booking = bookings.get(requestId);
+    if (booking === undefined) return;
+    bookings.delete(requestId);
+    const slots = slotsOf(booking.origin);
+    slots.rate = returnSendSlot(slots.rate);
+  };
+  return {
+    take(origin, requestId, now, deadline) {
+      const booking = bookings.get(requestId);
+      // Nothing throttles an origin until it answers 429 or names a quota: every attempt asks, so no object is made.
+      const known = origins.get(origin);
+      if (
+        booking === undefined &&
+        (known === undefined || (!known.rate.enabled && known.quota === undefined))
+      )
+        return undefined;
+      if (booking !== undefined && booking.origin !== origin) release(requestId);
+      const slots = slotsOf(origin);
+      // The origin's own word first: a spent quota waits for its reset, booked slot or not.
+      const quota = takeFromQuota(slots.quota, now);
+      if (quota.waitUntil !== undefined) {
+        slots.quota = quota.quota;
+        return { holdUntil: quota.waitUntil, holdBy: 'quota' };
+      }
+      if (booking !== undefined && booking.origin === origin) {
+        if (now < booking.at) return { holdUntil: booking.at, holdBy: 'rate' };
+        bookings.delete(requestId);
+        slots.quota = quota.quota;
+        return undefined;
+      }
+      const taken = takeSendSlot(slots.rate, now);
+      if (taken.sendAt <= now) {
+        slots.rate = taken.state;
+        slots.quota = quota.quota;
+        return undefined;
+      }
+      // A wait the request cannot afford books nothing: it ends without sending (`throttled`).
+      if (taken.sendAt < deadline) {
+        slots.rate = taken.state;
+        bookings.set(requestId, { origin, at: taken.sendAt });
+      }
+      return { holdUntil: taken.sendAt, holdBy: 'rate' };
+    },
+    observe(origin, status, headers, at) {
+      const slots = slotsOf(origin);
+      slots.rate = noteAnswer(slots.rate, at, status === 429, options);
+      const fields = parseRateLimitFields((name) => headers.get(name), at);
+      if (fields !== undefined) slots.quota = mergeQuota(slots.quota, fields, at);
+    },
+    release,
+  };
+}

@@ -1,0 +1,97 @@
+import { describe, expect, it } from 'vitest';
+import {
+  initialAdaptiveRate,
+  noteAnswer,
+  returnSendSlot,
+  takeSendSlot,
+  type AdaptiveRate,
+} from '../../src/policy/adaptive-rate.js';
+
+// Expected values worked out by hand from smithy-typescript's DefaultRateLimiter (beta 0.7, C 0.4, smoothing
+// 0.8, half-second buckets): the arithmetic is written beside each.
+const options = { beta: 0.7, minRatePerSecond: 0.5 };
+
+/** Answers at each time (ms), none throttled, then one throttled. */
+function answered(times: readonly number[], throttledAt: number): AdaptiveRate {
+  let state: AdaptiveRate = initialAdaptiveRate;
+  for (const at of times) state = noteAnswer(state, at, false, options);
+  return noteAnswer(state, throttledAt, true, options);
+}
+
+describe('adaptive send rate', () => {
+  it('sends at once and measures the rate until the origin first throttles', () => {
+    expect(takeSendSlot(initialAdaptiveRate, 5)).toEqual({ state: initialAdaptiveRate, sendAt: 5 });
+    const state = [100, 200, 300, 400, 600].reduce<AdaptiveRate>(
+      (s, at) => noteAnswer(s, at, false, options),
+      initialAdaptiveRate,
+    );
+    // Five answers in the bucket [0, 0.5 s): 5 / 0.5 = 10 a second, smoothed 10 * 0.8 = 8.
+    expect(state).toMatchObject({ enabled: false, measuredRate: 8, bucketS: 0.5, answers: 0 });
+    expect(takeSendSlot(state, 650).sendAt).toBe(650);
+  });
+
+  it('drops to beta times the measured rate at a 429, then books slots 1 / rate apart', () => {
+    const state = answered([100, 200, 300, 400, 600], 700);
+    // Rate at the throttle 8 a second; 8 * 0.7 = 5.6 tokens a second, a bucket of 5.6 that starts full.
+    expect(state).toMatchObject({
+      enabled: true,
+      fillRate: 5.6,
+      maxCapacity: 5.6,
+      capacity: 5.6,
+      lastMaxRate: 8,
+    });
+    // K = cbrt(8 * 0.3 / 0.4) = cbrt(6).
+    expect(state.timeWindowS).toBeCloseTo(1.81712, 5);
+    // Five whole tokens go at once, leaving 0.6.
+    let bucket = state;
+    for (let i = 0; i < 5; i++) {
+      const taken = takeSendSlot(bucket, 700);
+      expect(taken.sendAt).toBe(700);
+      bucket = taken.state;
+    }
+    expect(bucket.capacity).toBeCloseTo(0.6, 10);
+    const first = takeSendSlot(bucket, 700);
+    // 0.4 token to go takes 0.4 / 5.6 s = 71.43 ms: 772 (rounded up).
+    expect(first.sendAt).toBe(772);
+    const second = takeSendSlot(first.state, 700);
+    // 1.4 tokens: 250 ms: 950.
+    expect(second.sendAt).toBe(950);
+    expect(second.state.capacity).toBeCloseTo(-1.4, 10);
+    // A booked slot given back returns its token.
+    expect(returnSendSlot(second.state).capacity).toBeCloseTo(-0.4, 10);
+  });
+
+  it('climbs back along the CUBIC curve as the origin answers, capped at twice the measured rate', () => {
+    const throttled = answered([100, 200, 300, 400, 600], 700);
+    // Seven tokens taken at 700, one given back: 5.6 - 6 = -0.4 left.
+    let booked = throttled;
+    for (let i = 0; i < 7; i++) booked = takeSendSlot(booked, 700).state;
+    const after = noteAnswer(returnSendSlot(booked), 1_000, false, options);
+    // Bucket [0.5, 1): 2 answers / 0.5 s = 4, smoothed 4 * 0.8 + 8 * 0.2 = 4.8.
+    expect(after.measuredRate).toBeCloseTo(4.8, 10);
+    // 0.4 * (1.0 - 0.7 - cbrt(6))^3 + 8 = 6.6032, under 2 * 4.8.
+    expect(after.fillRate).toBeCloseTo(6.60324, 5);
+    // Filled 0.3 s at 5.6 a second from -0.4: 1.28.
+    expect(after.capacity).toBeCloseTo(1.28, 10);
+  });
+
+  it('never goes below minRatePerSecond', () => {
+    // One answer, then a 429 in the next bucket (which counts it too): 2 / 0.5 = 4, smoothed 3.2; 3.2 * 0.7 = 2.24.
+    const state = noteAnswer(noteAnswer(initialAdaptiveRate, 0, false, options), 500, true, options);
+    expect(state.fillRate).toBeCloseTo(2.24, 10);
+    // Throttled again and again: min(measured 3.2, fill rate) * 0.7 each time.
+    let next = state;
+    const fills: number[] = [];
+    for (const at of [600, 700, 800, 900, 1_000]) {
+      next = noteAnswer(next, at, true, options);
+      fills.push(next.fillRate);
+    }
+    // 2.24 * 0.7 = 1.568, 1.0976, 0.76832, 0.537824; then 0.3764768, under the floor: 0.5.
+    expect(fills.slice(0, 4).map((rate) => Number(rate.toFixed(6)))).toEqual([
+      1.568, 1.0976, 0.76832, 0.537824,
+    ]);
+    expect(fills[4]).toBe(0.5);
+    // The bucket still holds one token at least.
+    expect(next.maxCapacity).toBe(1);
+  });
+});

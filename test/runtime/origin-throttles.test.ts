@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { createOriginThrottles } from '../../src/runtime/origin-throttles.js';
+
+const options = { beta: 0.7, minRatePerSecond: 0.5 };
+const headers = (values: Record<string, string> = {}) => new Headers(values);
+
+describe('createOriginThrottles', () => {
+  it('sends at once until an origin throttles or names a quota', () => {
+    const throttles = createOriginThrottles(options);
+    expect(throttles.take('api', 'r1', 0, 10_000)).toBeUndefined();
+    throttles.observe('api', 200, headers(), 10);
+    expect(throttles.take('api', 'r2', 20, 10_000)).toBeUndefined();
+  });
+
+  it('books a slot for a request that can wait, hands it over when it comes back, and takes it back when it ends', () => {
+    const throttles = createOriginThrottles(options);
+    // The first answer is a 429: the bucket fills at 0.5 a second and starts with one token.
+    throttles.observe('api', 429, headers(), 0);
+    expect(throttles.take('api', 'r1', 0, 10_000)).toBeUndefined();
+    // No token left: the next is 2 s away, booked for r2; r3's is 2 s after it.
+    expect(throttles.take('api', 'r2', 0, 10_000)).toEqual({ holdUntil: 2_000, holdBy: 'rate' });
+    expect(throttles.take('api', 'r3', 0, 10_000)).toEqual({ holdUntil: 4_000, holdBy: 'rate' });
+    // r2 asks again before its slot: the same slot; at it, it goes.
+    expect(throttles.take('api', 'r2', 1_000, 10_000)).toEqual({ holdUntil: 2_000, holdBy: 'rate' });
+    expect(throttles.take('api', 'r2', 2_000, 10_000)).toBeUndefined();
+    // r3 ends before its slot: its token goes back, so r4 at 2000 gets the slot r3 had (4000).
+    throttles.release('r3');
+    expect(throttles.take('api', 'r4', 2_000, 10_000)).toEqual({ holdUntil: 4_000, holdBy: 'rate' });
+  });
+
+  it('books nothing for a request whose slot comes after its deadline', () => {
+    const throttles = createOriginThrottles(options);
+    throttles.observe('api', 429, headers(), 0);
+    throttles.take('api', 'r1', 0, 10_000);
+    // Its slot (2000) is not before its deadline (2000): nothing booked, so r2 gets the same slot.
+    expect(throttles.take('api', 'r1b', 0, 2_000)).toEqual({ holdUntil: 2_000, holdBy: 'rate' });
+    expect(throttles.take('api', 'r2', 0, 10_000)).toEqual({ holdUntil: 2_000, holdBy: 'rate' });
+  });
+
+  it('holds every attempt until the reset once the RateLimit quota is spent, booked slot or not', () => {
+    const throttles = createOriginThrottles(options);
+    throttles.observe('api', 200, headers({ ratelimit: '"default";r=1;t=5' }), 0);
+    expect(throttles.take('api', 'r1', 10, 10_000)).toBeUndefined();
+    expect(throttles.take('api', 'r2', 20, 10_000)).toEqual({ holdUntil: 5_000, holdBy: 'quota' });
+    // Past the reset, with no RateLimit-Policy, nothing is known: it goes.
+    expect(throttles.take('api', 'r2', 5_000, 10_000)).toBeUndefined();
+    // Another origin's quota is its own.
+    expect(throttles.take('backup', 'r3', 20, 10_000)).toBeUndefined();
+  });
+});
