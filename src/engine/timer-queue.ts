@@ -75,15 +75,9 @@ export class TimerQueue implements Timers {
 
   clear(handle: unknown): void {
     const entry = handle as Entry;
-    const index = entry.index;
-    if (index === -1) return;
-    const heap = this.heap;
-    if (index === heap.length - 1) {
-      // The last entry (a request's budget timer, once its attempt's is cleared): nothing to move.
-      heap.pop();
-      entry.index = -1;
-    } else this.removeAt(index);
-    if (heap.length === 0) {
+    if (entry.index === -1) return;
+    this.removeAt(entry.index);
+    if (this.heap.length === 0) {
       if (this.peak > 64) this.release();
       if (this.hostUnrefs && !this.idle) this.rest();
     }
