@@ -10,7 +10,7 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-import { build } from 'esbuild';
+import { build, type Plugin } from 'esbuild';
 
 /**
  * What esbuild may leave for hermesc: Hermes 1.0 parses ES2022 (classes with private members, `??`, `?.`,
@@ -39,6 +39,8 @@ export interface HermesBundleOptions {
   resolveDir?: string;
   /** Identifiers replaced by these expressions (esbuild's `define`). */
   define?: Record<string, string>;
+  /** esbuild plugins (React Native's Flow-typed `Libraries/` need scripts/react-native-flow.ts's). */
+  plugins?: Plugin[];
 }
 
 /** One classic script (an IIFE) of `entry` and everything it imports, as Metro resolves it for React Native. */
@@ -56,6 +58,7 @@ export async function bundleForHermes(options: HermesBundleOptions): Promise<str
     conditions: ['react-native', 'import', 'require'],
     target: HERMES_TARGET,
     define: options.define ?? {},
+    plugins: options.plugins ?? [],
     logLevel: 'silent',
   });
   return result.outputFiles[0]!.text;

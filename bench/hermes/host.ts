@@ -128,11 +128,17 @@ class HostURLSearchParams {
 
 const show = (...values: unknown[]) =>
   print(...values.map((value) => (value instanceof Error ? (value.stack ?? String(value)) : value)));
-const host = globalThis as Record<string, unknown>;
-host.console ??= { log: show, info: show, warn: show, error: show, debug: show };
-host.queueMicrotask ??= (task: () => void) => void Promise.resolve().then(task);
-host.performance ??= { now: () => Date.now() };
-host.AbortController ??= HostAbortController;
-host.AbortSignal ??= HostAbortSignal;
-host.URL ??= HostURL;
-host.URLSearchParams ??= HostURLSearchParams;
+
+/** Installs what the VM lacks, keeping whatever is there already (a host that brings React Native's own). */
+export function installHostGlobals(): void {
+  const host = globalThis as Record<string, unknown>;
+  host.console ??= { log: show, info: show, warn: show, error: show, debug: show };
+  host.queueMicrotask ??= (task: () => void) => void Promise.resolve().then(task);
+  host.performance ??= { now: () => Date.now() };
+  host.AbortController ??= HostAbortController;
+  host.AbortSignal ??= HostAbortSignal;
+  host.URL ??= HostURL;
+  host.URLSearchParams ??= HostURLSearchParams;
+}
+
+installHostGlobals();

@@ -7,7 +7,8 @@
  *   ... -- --rounds=4                                                       4 rounds rather than 10 (while iterating)
  *
  * Bundles bench/hermes/host.ts and bench/hermes/script.ts for Hermes, compiles them with hermesc as a React
- * Native release build does (scripts/hermes-bytecode.ts) and runs the bytecode on the VM `HERMES_VM` names. A
+ * Native release build does (scripts/hermes-bytecode.ts) and runs the bytecode on the VM `HERMES_VM` names; then
+ * the same script after bench/hermes/host-react-native.ts (React Native's own AbortController and URL). A
  * maintainer's benchmark: `npm test` never needs the VM.
  */
 import { spawnSync } from 'node:child_process';
@@ -19,6 +20,7 @@ import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 
 import { bundleForHermes, compileWithHermesc, hermescPath } from '../../scripts/hermes-bytecode.js';
+import { reactNativeFlow } from '../../scripts/react-native-flow.js';
 import { hermesRatios, hermesSection, parseHermesOutput, withHermesSection } from './hermes-report.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -42,29 +44,44 @@ async function main() {
   if (!vm) throw new Error('bench:hermes: set HERMES_VM to a Hermes VM (e.g. ../shared/tools/hermes/hermes)');
   const started = Date.now();
   const host = await bundleForHermes({ entry: path.join(HERE, 'host.ts') });
+  const reactNativeHost = await bundleForHermes({
+    entry: path.join(HERE, 'host-react-native.ts'),
+    plugins: [reactNativeFlow],
+  });
   const script = await bundleForHermes({
     entry: path.join(HERE, 'script.ts'),
     define: { BENCH_ROUNDS: JSON.stringify(rounds) },
   });
   const dir = mkdtempSync(path.join(tmpdir(), 'failwise-bench-hermes-'));
   try {
-    const bytecode = path.join(dir, 'bench.hbc');
-    const compiled = compileWithHermesc(`${host}\n${script}`, bytecode);
-    if (compiled.status !== 0)
-      throw new Error(`bench:hermes: hermesc failed:\n${compiled.errors.join('\n')}`);
-    process.stderr.write(`bench:hermes: ${rounds.rounds} rounds of ${rounds.roundMs} ms per peer on ${vm}\n`);
-    const run = spawnSync(vm, [bytecode], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
-    if (run.error) throw run.error;
-    const results = parseHermesOutput(`${run.stdout}\n${run.stderr}`);
-    const section = hermesSection(results, {
-      command: `HERMES_VM=${vm} npm run bench:hermes${args.has('--quick') ? ' -- --quick' : ''}`,
-      date: `${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC`,
-      vm: versionOf(vm, '-version'),
-      hermesc: `hermesc (${versionOf(hermescPath(), '-version')})`,
-      durationS: (Date.now() - started) / 1000,
-    });
+    /** The script after `prelude`, compiled and run on the VM: its results. */
+    const runAfter = (prelude: string, name: string) => {
+      const bytecode = path.join(dir, `${name}.hbc`);
+      const compiled = compileWithHermesc(`${prelude}\n${script}`, bytecode);
+      if (compiled.status !== 0)
+        throw new Error(`bench:hermes: hermesc failed:\n${compiled.errors.join('\n')}`);
+      process.stderr.write(
+        `bench:hermes: ${name}: ${rounds.rounds} rounds of ${rounds.roundMs} ms per peer on ${vm}\n`,
+      );
+      const run = spawnSync(vm, [bytecode], { encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
+      if (run.error) throw run.error;
+      return parseHermesOutput(`${run.stdout}\n${run.stderr}`);
+    };
+    const results = runAfter(host, 'stand-ins');
+    const reactNative = runAfter(reactNativeHost, 'react-native');
+    const section = hermesSection(
+      results,
+      {
+        command: `HERMES_VM=${vm} npm run bench:hermes${args.has('--quick') ? ' -- --quick' : ''}`,
+        date: `${new Date(started).toISOString().slice(0, 16).replace('T', ' ')} UTC`,
+        vm: versionOf(vm, '-version'),
+        hermesc: `hermesc (${versionOf(hermescPath(), '-version')})`,
+        durationS: (Date.now() - started) / 1000,
+      },
+      reactNative,
+    );
     console.log(section);
-    console.log(JSON.stringify(hermesRatios(results)));
+    console.log(JSON.stringify({ standIns: hermesRatios(results), reactNative: hermesRatios(reactNative) }));
     if (args.has('--write')) {
       const markdown = withHermesSection(readFileSync(DOC, 'utf8'), section);
       const options = (await resolveConfig(DOC)) ?? {};

@@ -81,6 +81,16 @@ export function recordPrimaryOutcome({ context, event }: Args): Partial<OriginHe
   return { evidence: evidenceAfter(context, attempt), now: Math.max(context.now, attempt.at) };
 }
 
+/** `recordPrimaryOutcome`'s changes, written by name (`AssignImpl.write`): none, or the evidence and the time. */
+export function writePrimaryOutcome(
+  context: OriginHealthContext,
+  changes: Partial<OriginHealthContext>,
+): void {
+  if (changes.evidence === undefined) return;
+  context.evidence = changes.evidence;
+  context.now = changes.now!;
+}
+
 /**
  * An attempt's outcome on a backup: `failoverAfter` counted failures in a row (or one TLS failure) take it
  * out of rotation for `minFailedOverMs`, as passive outlier ejection does; a success clears its count.
@@ -104,6 +114,17 @@ export function recordBackupOutcome({ context, event }: Args): Partial<OriginHea
       ? { ...context.backupDownUntil, [origin]: attempt.at + context.policy.health.minFailedOverMs }
       : context.backupDownUntil,
   };
+}
+
+/** `recordBackupOutcome`'s changes, written by name (`AssignImpl.write`): the time, and a backup's records. */
+export function writeBackupOutcome(
+  context: OriginHealthContext,
+  changes: Partial<OriginHealthContext>,
+): void {
+  context.now = changes.now!;
+  if (changes.backupFailures === undefined) return;
+  context.backupFailures = changes.backupFailures;
+  context.backupDownUntil = changes.backupDownUntil!;
 }
 
 export function recordConnectivity({ context, event }: Args): Partial<OriginHealthContext> {

@@ -11,10 +11,11 @@ import type {
 
 type Context = OriginHealthContext;
 type Args = { context: Context; event: never };
-const change = <P>(run: (args: Args, params: P) => Partial<Context>): AssignImpl<Context> => ({
-  kind: 'assign',
-  run: run,
-});
+/** `write`: how the lean executor writes the changes by name (`AssignImpl.write`), for every attempt's outcome. */
+const change = <P>(
+  run: (args: Args, params: P) => Partial<Context>,
+  write?: (context: Context, changes: Partial<Context>) => void,
+): AssignImpl<Context> => ({ kind: 'assign', run, write });
 const announce = <P>(run: (args: Args, params: P) => { type: string }): EmitImpl<Context> => ({
   kind: 'emit',
   run: run,
@@ -75,8 +76,8 @@ export const originHealthLogic = {
     probeTimeout: ({ context }: DelayArgs) => context.policy.health.probeTimeoutMs,
   },
   actions: {
-    recordPrimaryOutcome: change(actions.recordPrimaryOutcome),
-    recordBackupOutcome: change(actions.recordBackupOutcome),
+    recordPrimaryOutcome: change(actions.recordPrimaryOutcome, actions.writePrimaryOutcome),
+    recordBackupOutcome: change(actions.recordBackupOutcome, actions.writeBackupOutcome),
     recordConnectivity: change(actions.recordConnectivity),
     failOver: change(actions.failOver),
     lengthenFailover: change(actions.lengthenFailover),

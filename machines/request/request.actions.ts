@@ -123,6 +123,17 @@ export function startAttempt({ context }: Args): Changes {
   };
 }
 
+/** `startAttempt`'s changes, written by name (`AssignImpl.write`): the same six fields every time. */
+export function writeStartAttempt(context: RequestMachineContext, changes: Changes): void {
+  const c = changes as RequestMachineContext;
+  context.attempts = c.attempts;
+  context.attemptStartedAt = c.attemptStartedAt;
+  context.inFlight = c.inFlight;
+  context.changedInFlight = c.changedInFlight;
+  context.retrying = c.retrying;
+  context.response = c.response;
+}
+
 /** A retry is planned after a failure on `origin`: the origin is one this request has seen fail. */
 export function recordFailedOrigin({ context }: Args): Changes {
   const { origin, failedOrigins } = context;
@@ -146,6 +157,16 @@ export function recordOrigin({ context }: Args, output: ChooseOriginOutput): Cha
     holdBy: output.holdBy,
     alternative: output.alternative,
   };
+}
+
+/** `recordOrigin`'s changes, written by name (`AssignImpl.write`): the same five fields every time. */
+export function writeOrigin(context: RequestMachineContext, changes: Changes): void {
+  const c = changes as RequestMachineContext;
+  context.origin = c.origin;
+  context.now = c.now;
+  context.holdUntil = c.holdUntil;
+  context.holdBy = c.holdBy;
+  context.alternative = c.alternative;
 }
 
 /** A pinned request's origin stays; only the hold on it is news. */

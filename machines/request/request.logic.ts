@@ -148,11 +148,14 @@ export const requestDelays = {
 };
 
 type Context = RequestMachineContext;
-/** A context change, registered as a named `assign`. */
-const change = <P>(run: (args: Args, params: P) => Partial<Context>): AssignImpl<Context> => ({
-  kind: 'assign',
-  run,
-});
+/**
+ * A context change, registered as a named `assign`; `write`: how the lean executor writes its changes by name
+ * (`AssignImpl.write`), for the actions on every request's path.
+ */
+const change = <P>(
+  run: (args: Args, params: P) => Partial<Context>,
+  write?: (context: Context, changes: Partial<Context>) => void,
+): AssignImpl<Context> => ({ kind: 'assign', run, write });
 /** An event for the machine's listeners (or none), registered as a named action that emits it. */
 const announce = (run: (args: Args) => { type: string } | undefined): EmitImpl<Context> => ({
   kind: 'emit',
@@ -168,10 +171,10 @@ export const requestLogic = {
   guards: requestGuards,
   delays: requestDelays,
   actions: {
-    startAttempt: change(actions.startAttempt),
+    startAttempt: change(actions.startAttempt, actions.writeStartAttempt),
     recordFailedOrigin: change(actions.recordFailedOrigin),
     recordRetrySlot: change(actions.recordRetrySlot),
-    recordOrigin: change(actions.recordOrigin),
+    recordOrigin: change(actions.recordOrigin, actions.writeOrigin),
     recordHold: change(actions.recordHold),
     takeAlternativeOrigin: change(actions.takeAlternativeOrigin),
     spreadHoldRelease: change(actions.spreadHoldRelease),

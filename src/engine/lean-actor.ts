@@ -484,7 +484,13 @@ export class LeanActor<TContext, TInput = unknown> {
             ? action.params.value
             : this.machine.logic.params[action.params.from]!(args);
       if (impl.kind === 'assign') {
-        this.patch(impl.run(args, params as never));
+        const changes = impl.run(args, params as never);
+        const write = impl.write;
+        if (write === undefined) this.patch(changes);
+        else {
+          write(this.context, changes);
+          this.changed = true;
+        }
       } else if (impl.kind === 'emit') {
         const emitted = impl.run(args, params as never);
         if (emitted !== undefined) this.emit(emitted);

@@ -36,6 +36,8 @@ export class TimerQueue implements Timers {
   private hostDue = Infinity;
   /** Whether the host timer is `unref()`ed now (the heap is empty). */
   private idle = false;
+  /** Whether the host timer can be `unref()`ed (Node's can; browsers' and React Native's cannot): asked once per host timer. */
+  private hostUnrefs = false;
 
   /**
    * @param clock arms the host timer.
@@ -56,16 +58,19 @@ export class TimerQueue implements Timers {
   /** Arms `target`; the handle to clear it with is the target itself. */
   set(target: TimerTarget, delayMs: number): Entry {
     if (target.index !== -1) throw new StateError('TimerQueue: a timer target is armed twice at once');
-    const entry = target;
-    entry.due = this.now() + delayMs;
-    entry.seq = this.seq++;
-    entry.index = this.heap.length;
-    this.heap.push(entry);
-    if (this.heap.length > this.peak) this.peak = this.heap.length;
-    this.up(entry.index);
+    const heap = this.heap;
+    const index = heap.length;
+    const due = this.now() + delayMs;
+    target.due = due;
+    target.seq = this.seq++;
+    target.index = index;
+    heap.push(target);
+    if (index >= this.peak) this.peak = index + 1;
+    // Most timers are armed later than those armed before them: no walk up the heap for the first.
+    if (index > 0) this.up(index);
     if (this.idle) this.wake();
-    if (entry.due < this.hostDue) this.arm();
-    return entry;
+    if (due < this.hostDue) this.arm();
+    return target;
   }
 
   clear(handle: unknown): void {
@@ -73,8 +78,8 @@ export class TimerQueue implements Timers {
     if (entry.index === -1) return;
     this.removeAt(entry.index);
     if (this.heap.length === 0) {
-      this.release();
-      this.rest();
+      if (this.peak > 64) this.release();
+      if (this.hostUnrefs && !this.idle) this.rest();
     }
   }
 
@@ -116,6 +121,7 @@ export class TimerQueue implements Timers {
     if (this.host !== undefined) this.clock.clearTimeout(this.host);
     this.hostDue = first.due;
     this.host = this.clock.setTimeout(this.fire, Math.max(0, Math.ceil(first.due - this.now())));
+    this.hostUnrefs = typeof (this.host as { unref?: unknown } | undefined)?.unref === 'function';
     this.idle = false;
   }
 

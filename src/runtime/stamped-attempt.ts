@@ -34,19 +34,23 @@ export class StampedAttempt implements PromiseLike<AttemptOutput> {
   }
 }
 
-/** A transport's result as the machine reads it: when it came (`at`), and the credentials' generation it was sent with. */
+/**
+ * A transport's result as the machine reads it: when it came (`at`), and the credentials' generation it was sent
+ * with. The result itself gains the two fields: the machine reads it within the step it arrives in and keeps
+ * none of it but its response, so the transport's object serves as the output (a copy of its keys costs Hermes,
+ * with no JIT, more than the rest of the reaction). A result that cannot take them (frozen) is copied.
+ */
 function attemptOutput(
   result: ClassifiedResult,
   at: number,
   authGeneration: number | undefined,
 ): AttemptOutput {
-  // A copy by hand, then the two fields: Object.assign with a second source costs Hermes (no JIT) about 1 µs,
-  // and a spread that adds keys takes V8 (Node 20) a slow path; this costs both less.
-  const output: Record<string, unknown> = {};
-  for (const key in result)
-    if (Object.prototype.hasOwnProperty.call(result, key))
-      output[key] = result[key as keyof ClassifiedResult];
-  output.at = at;
-  output.authGeneration = authGeneration;
-  return output as AttemptOutput;
+  const output = result as AttemptOutput;
+  try {
+    output.at = at;
+    output.authGeneration = authGeneration;
+    return output;
+  } catch {
+    return { ...result, at, authGeneration };
+  }
 }

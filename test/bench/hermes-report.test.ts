@@ -73,6 +73,25 @@ describe('bench:hermes report', () => {
     );
   });
 
+  it("adds the run on React Native's own AbortController and URL, with its ratios and means, when given", () => {
+    const reactNative: HermesResults = {
+      success: section({ handLoop: 4, cockatiel: 30, cockatielNoTimeout: 10, failwise: 24 }),
+      retry: section({ handLoop: 8, cockatiel: 60, cockatielNoTimeout: 25, failwise: 66 }),
+    };
+    expect(hermesSection(results, meta)).not.toContain("React Native's own AbortController and URL");
+    const text = hermesSection(results, meta, reactNative);
+    const [standIns, onReactNative] = text.split("### With React Native's own AbortController and URL");
+    expect(standIns).toMatch(/\| success path, failwise ÷ cockatiel \+ timeout \| +0\.83 x \|/);
+    expect(onReactNative).toMatch(
+      /\| success path, failwise ÷ cockatiel \+ timeout \| +0\.80 x \| +<= 1\.00 x \| yes +\|/,
+    );
+    expect(onReactNative).toMatch(
+      /\| retry path, failwise ÷ cockatiel \+ timeout +\| +1\.10 x \| +<= 1\.00 x \| no +\|/,
+    );
+    expect(onReactNative).toMatch(/\| success \| 24\.00 \| 30\.00 \| 10\.00 \| 4\.00 \|/);
+    expect(onReactNative).toMatch(/\| retry \| 66\.00 \| 60\.00 \| 25\.00 \| 8\.00 \|/);
+  });
+
   it('replaces the section in place, or adds it at the end', () => {
     const section = hermesSection(results, meta);
     const doc = `# Benchmarks\n\n${HERMES_START}\nold\n${HERMES_END}\n\n## After\n`;
