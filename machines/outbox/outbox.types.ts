@@ -283,6 +283,11 @@ export type OutboxMachineEmitted =
       at: number;
     }
   | { type: 'entry-revived'; id: string; at: number }
+  /**
+   * A newer entry with its `replaceKey` replaced it, unsent, in the store write that added that one (`by`). Told
+   * by the runner, which makes that write; the machine then forgets the entry as it does a removed one.
+   */
+  | { type: 'entry-replaced'; id: string; by: string; at: number }
   /** `size` counts every entry, dead ones included; `pending` and `dead` split it. */
   | { type: 'outbox-changed'; size: number; pending: number; dead: number; at: number }
   /** A store read or write failed; the entry stays as the store had it. */

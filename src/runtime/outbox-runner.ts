@@ -25,7 +25,7 @@ import type { Clock } from '../clock/clock.js';
 import { isConnectivityHint, type ConnectivitySource } from '../connectivity/connectivity-source.js';
 import { errorNameOf } from '../policy/error-name.js';
 import type { Policy } from '../policy/policy.js';
-import type { OutboxClaims, OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
+import type { OutboxClaims, OutboxEntry, OutboxStore, ReplacedEntry } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { childMachine } from '../engine/child-machine.js';
@@ -274,10 +274,19 @@ class Outbox implements OutboxRunner {
     // Written first: the scheduler only hears of entries the store already has. Per-entry claims: written
     // claimed by this runner, so that no other one sends it before this one knows whether its request still
     // wants it (`abandoned`).
-    await this.#calls.tracked(
-      claims ? claims.add(entry, this.#owner, OUTBOX_LEASE_TTL_MS, this.#now()) : store.add(entry),
-    );
+    // A replaceKey: the pending entries with it that this runner is not sending go in the same write.
+    const replaces = entry.replaceKey === undefined ? [] : await this.#replaceable(entry);
+    const replaced =
+      (await this.#calls.tracked(
+        claims
+          ? claims.add(entry, this.#owner, OUTBOX_LEASE_TTL_MS, this.#now(), replaces)
+          : store.add(entry, replaces),
+      )) ?? [];
     landed?.();
+    for (const id of replaced) {
+      if (!this.#closing) this.#machine.send({ type: 'entry.missing', id, at: this.#now() });
+      this.#onEmitted({ type: 'entry-replaced', id, by: entry.id, at: this.#now() });
+    }
     // Its request ended while the write was under way (the budget ran out, or the client closed): the request
     // said nothing was stored, so nothing may be sent.
     if (abandoned?.aborted) {
@@ -288,6 +297,22 @@ class Outbox implements OutboxRunner {
     if (!this.#closing)
       this.#machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: this.#now() });
     return true;
+  }
+
+  /** The stored entries `entry` replaces: pending, with its replaceKey, and not in flight here. */
+  async #replaceable(entry: OutboxEntry): Promise<ReplacedEntry[]> {
+    const stored = await this.#calls.tracked(this.#store.list());
+    const known = this.#started ? this.#machine.context.entries : [];
+    const sending = new Set(known.filter(isInFlight).map((e) => e.id));
+    return stored
+      .filter(
+        (e) =>
+          e.id !== entry.id &&
+          e.status === 'pending' &&
+          e.replaceKey === entry.replaceKey &&
+          !sending.has(e.id),
+      )
+      .map(({ id, attempts }) => ({ id, attempts }));
   }
 
   async size(): Promise<number> {

@@ -6,7 +6,14 @@ import { KeyValueQueue, sharedQueue } from './key-value-queue.js';
 import { keyValueOps, type KeyValueStorage } from './key-value-storage.js';
 import { encodeEntry, entryKey } from './key-value-layout.js';
 import type { OutboxStore } from './outbox-store.js';
-import { checkEntry, checkId, duplicateIdError, unknownIdError } from './store-input.js';
+import {
+  checkEntry,
+  checkId,
+  checkReplaces,
+  duplicateIdError,
+  isReplaceable,
+  unknownIdError,
+} from './store-input.js';
 
 /** An entry whose stored value could not be read: taken out of the queue, its value left where it was. */
 export interface CorruptEntryReport {
@@ -102,17 +109,32 @@ export function keyValueStore(storage: KeyValueStorage, options: KeyValueStoreOp
 
   return {
     // Atomic: the entry goes to a slot no index names yet (a crash leaves it unseen, and the next add reuses the
-    // slot); the index write that names it is the one write that adds it.
-    add: (entry) =>
+    // slot); the index write that names it, without the entries it replaces, is the one write that adds it.
+    add: (entry, replaces) =>
       queue.call('add', async (who) => {
         checkEntry(who, entry);
+        const listed = checkReplaces(who, entry, replaces);
         const index = await queue.loadIndex(who);
         const ref = queue.refOf(index, entry.id);
         if (ref && (await queue.readEntries(index, [ref], false)).has(entry.id))
           throw duplicateIdError(who, entry.id);
+        const refs = listed.flatMap(({ id }): Array<[number, string]> => {
+          const found = queue.refOf(index, id);
+          return found ? [found] : [];
+        });
+        const stored = await queue.readEntries(index, refs, false);
+        const removed = listed.filter((r) => isReplaceable(stored.get(r.id), r, entry)).map((r) => r.id);
+        const gone = refs.filter(([, id]) => removed.includes(id));
         const slot = index.next;
         await ops.write(entryKey(queue.prefix, slot), encodeEntry(entry));
-        await queue.writeIndex({ next: slot + 1, entries: [...index.entries, [slot, entry.id]] });
+        await queue.writeIndex({
+          next: slot + 1,
+          entries: [...index.entries.filter((r) => !gone.includes(r)), [slot, entry.id]],
+        });
+        // Tidying: no index names them now. A crash here leaves their keys behind, unread.
+        for (const [goneSlot] of gone)
+          await ops.erase(entryKey(queue.prefix, goneSlot)).catch(() => undefined);
+        return removed;
       }),
     // Atomic: one write of the entry's own key.
     update: (entry) =>

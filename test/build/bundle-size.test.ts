@@ -138,12 +138,12 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // The budgets (16 KB up front, 30 KB in all) are not met yet: `npm run size` checks them and says so
   // (docs/design.md#bundle-budget, docs/benchmarks.md). Until they are, these guards sit just above today's sizes
   // so that nothing grows unnoticed; a change that must grow them moves them and says why in CHANGELOG.md.
-  it('does not grow: the minimal app loads at most 37.7 KB gzip up front (the budget is 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(37.7 * 1024);
+  it('does not grow: the minimal app loads at most 38.0 KB gzip up front (the budget is 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(38.0 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 50.2 KB gzip (the budget is 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(50.2 * 1024);
+  it('does not grow: everything, in all its chunks, within 50.7 KB gzip (the budget is 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(50.7 * 1024);
   });
 });
 

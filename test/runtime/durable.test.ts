@@ -524,3 +524,81 @@ describe('client.outbox.flush and remove', () => {
     await h.client.close();
   });
 });
+
+describe('replaceKey', () => {
+  const draft = (text: string) =>
+    ({
+      method: 'PUT',
+      path: '/v1/drafts/7',
+      body: JSON.stringify({ text }),
+      lifetime: 'durable',
+      replaceKey: 'draft-7',
+    }) as const;
+
+  it('sends a draft saved five times offline once, the last, and tells each older one it was replaced', async () => {
+    const connectivity = manualConnectivity('offline');
+    const h = harness([{ reply: respond(200) }], { connectivity });
+    const outcomes: Outcome[] = [];
+    for (const text of ['a', 'ab', 'abc', 'abcd', 'abcde'])
+      outcomes.push(await settled(h, h.client.request(draft(text))));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill('deferred'));
+    const ids = outcomes.map((outcome) => (outcome as { entryId: string }).entryId);
+    const stored = await h.client.outbox.list();
+    expect(stored.map((entry) => [entry.id, entry.request.body])).toEqual([[ids[4], '{"text":"abcde"}']]);
+    expect(stored[0]!.replaceKey).toBe('draft-7');
+    const replaced = h.events.filter((event) => event.type === 'outbox-changed' && 'reason' in event);
+    expect(replaced).toEqual(
+      [0, 1, 2, 3].map((i) => ({
+        type: 'outbox-changed',
+        change: 'entry-replaced',
+        entryId: ids[i],
+        reason: 'replaced',
+        replacedBy: ids[i + 1],
+      })),
+    );
+
+    connectivity.set('online');
+    await settled(h, h.client.outbox.flush());
+    expect(h.transport.calls.map((call) => call.body)).toEqual(['{"text":"abcde"}']);
+    expect(await h.client.outbox.size()).toBe(0);
+    await h.client.close();
+  });
+
+  it('replaces only entries with its own key, and leaves an entry with it that is being sent', async () => {
+    const h = harness([
+      { reply: respond(200), latencyMs: 1_000 },
+      { reply: respond(200) },
+      { reply: respond(200) },
+    ]);
+    // The first save is sent at once and takes a second: in flight, it is not replaced.
+    const first = h.client.request(draft('a'));
+    await h.clock.increment(10);
+    expect(h.transport.calls).toHaveLength(1);
+    const other = { ...draft('other'), path: '/v1/drafts/8', replaceKey: 'draft-8' };
+    const second = h.client.request(draft('ab'));
+    const third = h.client.request(other);
+    await h.clock.runAll();
+    expect(await first).toMatchObject({ status: 'succeeded' });
+    await Promise.all([second, third]);
+    expect(h.transport.calls.map((call) => call.body)).toEqual([
+      '{"text":"a"}',
+      '{"text":"ab"}',
+      '{"text":"other"}',
+    ]);
+    expect(h.events.some((event) => event.type === 'outbox-changed' && 'reason' in event)).toBe(false);
+    await h.client.close();
+  });
+
+  it('refuses a replaceKey that is not a non-empty string, or on a request that is not durable, naming it', async () => {
+    const h = harness([]);
+    await expect(h.client.request({ ...draft('a'), replaceKey: '' })).rejects.toThrow(RequestError);
+    await expect(h.client.request({ ...draft('a'), replaceKey: 5 as never })).rejects.toThrow(
+      'request.replaceKey: expected a non-empty string, got 5',
+    );
+    await expect(h.client.request({ path: '/v1/drafts/7', replaceKey: 'draft-7' })).rejects.toThrow(
+      'request.replaceKey: only a durable request has a replace key',
+    );
+    expect(h.transport.calls).toHaveLength(0);
+    await h.client.close();
+  });
+});

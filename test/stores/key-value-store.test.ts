@@ -394,7 +394,7 @@ describe('keyValueStore: atomic with single-key writes', () => {
 
   async function run(store: ReturnType<typeof keyValueStore>, next: Op): Promise<void> {
     if (next.kind === 'remove') return store.remove(next.id);
-    return store[next.kind](entryOf(next)).catch((error: unknown) => {
+    await store[next.kind](entryOf(next)).catch((error: unknown) => {
       // A taken id or a missing one: refused, as the model says; anything else is a failure of the test.
       if (!/exists already|no entry with id/.test((error as Error).message)) throw error;
     });
