@@ -25,7 +25,7 @@ import type { Clock } from '../clock/clock.js';
 import { isConnectivityHint, type ConnectivitySource } from '../connectivity/connectivity-source.js';
 import { errorNameOf } from '../policy/error-name.js';
 import type { Policy } from '../policy/policy.js';
-import type { OutboxClaims, OutboxEntry, OutboxStore, ReplacedEntry } from '../stores/outbox-store.js';
+import type { OutboxClaims, OutboxEntry, OutboxStore } from '../stores/outbox-store.js';
 import type { MachineRun, MachineRunner } from '../engine/machine-runner.js';
 import { leanRunner } from '../engine/machine-runner.js';
 import { childMachine } from '../engine/child-machine.js';
@@ -275,7 +275,8 @@ class Outbox implements OutboxRunner {
     // claimed by this runner, so that no other one sends it before this one knows whether its request still
     // wants it (`abandoned`).
     // A replaceKey: the pending entries with it that this runner is not sending go in the same write.
-    const replaces = entry.replaceKey === undefined ? [] : await this.#replaceable(entry);
+    const candidates = entry.replaceKey === undefined ? [] : await this.#replaceable(entry);
+    const replaces = candidates.map(({ id, attempts }) => ({ id, attempts }));
     const replaced =
       (await this.#calls.tracked(
         claims
@@ -283,15 +284,17 @@ class Outbox implements OutboxRunner {
           : store.add(entry, replaces),
       )) ?? [];
     landed?.();
+    // Its request ended while the write was under way (the budget ran out, or the client closed): the request
+    // said nothing was stored, so nothing may be sent, and what it replaced is put back (as it was read).
+    if (abandoned?.aborted) {
+      await this.#calls.tracked(store.remove(entry.id));
+      for (const old of candidates.filter(({ id }) => replaced.includes(id)))
+        await this.#calls.tracked(store.add(old)).catch(() => undefined);
+      return false;
+    }
     for (const id of replaced) {
       if (!this.#closing) this.#machine.send({ type: 'entry.missing', id, at: this.#now() });
       this.#onEmitted({ type: 'entry-replaced', id, by: entry.id, at: this.#now() });
-    }
-    // Its request ended while the write was under way (the budget ran out, or the client closed): the request
-    // said nothing was stored, so nothing may be sent.
-    if (abandoned?.aborted) {
-      await this.#calls.tracked(store.remove(entry.id));
-      return false;
     }
     for (const keep of this.#reads) keep.push(entry.id);
     if (!this.#closing)
@@ -300,19 +303,17 @@ class Outbox implements OutboxRunner {
   }
 
   /** The stored entries `entry` replaces: pending, with its replaceKey, and not in flight here. */
-  async #replaceable(entry: OutboxEntry): Promise<ReplacedEntry[]> {
+  async #replaceable(entry: OutboxEntry): Promise<OutboxEntry[]> {
     const stored = await this.#calls.tracked(this.#store.list());
     const known = this.#started ? this.#machine.context.entries : [];
     const sending = new Set(known.filter(isInFlight).map((e) => e.id));
-    return stored
-      .filter(
-        (e) =>
-          e.id !== entry.id &&
-          e.status === 'pending' &&
-          e.replaceKey === entry.replaceKey &&
-          !sending.has(e.id),
-      )
-      .map(({ id, attempts }) => ({ id, attempts }));
+    return stored.filter(
+      (e) =>
+        e.id !== entry.id &&
+        e.status === 'pending' &&
+        e.replaceKey === entry.replaceKey &&
+        !sending.has(e.id),
+    );
   }
 
   async size(): Promise<number> {

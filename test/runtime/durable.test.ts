@@ -589,6 +589,39 @@ describe('replaceKey', () => {
     await h.client.close();
   });
 
+  it('puts back what it replaced when its request ended before its write landed: no draft is lost', async () => {
+    const { store, base, release } = stuckStore();
+    await base.add({
+      id: 'older',
+      createdAt: 0,
+      request: { method: 'PUT', path: '/v1/drafts/7', headers: {}, body: '{"text":"a"}' },
+      idempotencyKey: 'key-older',
+      replaceKey: 'draft-7',
+      attempts: 1,
+      nextAttemptAt: 60_000,
+      failures: [],
+      status: 'pending',
+    });
+    const h = harness([], { store, connectivity: manualConnectivity('offline') });
+    const outcome = h.client.request({ ...draft('ab'), deadlineMs: 2_000 });
+    await h.clock.increment(2_000);
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'budget-exhausted', attempts: 0 });
+    // The write lands late, replacing the older draft: it is taken back, and the older draft is written again
+    // (an add of this store, which answers once released).
+    release();
+    await h.clock.runAll();
+    expect(await base.list()).toEqual([]);
+    release();
+    await h.clock.runAll();
+    expect((await base.list()).map((entry) => [entry.id, entry.request.body])).toEqual([
+      ['older', '{"text":"a"}'],
+    ]);
+    expect(h.events.some((event) => event.type === 'outbox-changed' && 'reason' in event)).toBe(false);
+    const closing = h.client.close();
+    await h.clock.runAll();
+    await closing;
+  });
+
   it('refuses a replaceKey that is not a non-empty string, or on a request that is not durable, naming it', async () => {
     const h = harness([]);
     await expect(h.client.request({ ...draft('a'), replaceKey: '' })).rejects.toThrow(RequestError);
