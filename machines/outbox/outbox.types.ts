@@ -229,7 +229,14 @@ export type OutboxMachineEvent =
   | { type: 'outbox.askForLease'; at?: number | undefined }
   | { type: 'outbox.close' }
   /** From `sendEntry`: the send ended. */
-  | { type: 'send.ended'; id: string; result: SendResult; at?: number | undefined }
+  /** `random`: a draw of the runtime's Random in [0, 1), stamped with `at`, for the backoff's jitter. */
+  | {
+      type: 'send.ended';
+      id: string;
+      result: SendResult;
+      at?: number | undefined;
+      random?: number | undefined;
+    }
   /**
    * From `commitEntry`: the write is in the store. `stored` is given when a claim did not apply because the
    * store's entry was not what the machine expected (another runner moved it on): the machine takes it.

@@ -67,6 +67,8 @@ export interface OutboxRunnerOptions {
   runner?: MachineRunner | undefined;
   /** This runner's name on the lease. @default a random UUID */
   owner?: string | undefined;
+  /** Draws in [0, 1) for the backoff's jitter (`policy.durable.jitter`). @default none: waits are exact */
+  random?: (() => number) | undefined;
 }
 
 export interface OutboxRunner {
@@ -471,7 +473,7 @@ class Outbox implements OutboxRunner {
         commitEntry: (input: CommitEntryInput, signal: AbortSignal) =>
           replyOf(this.#commit, commitEntryReply, input, signal, () => this.#now()),
         sendEntry: (input: SendEntryInput, signal: AbortSignal) =>
-          replyOf(this.#sendEntry, sendEntryReply, input, signal, () => this.#now()),
+          replyOf(this.#sendEntry, this.#sendEntryReply, input, signal, () => this.#now()),
       },
     });
     const input = { policy, now: this.#now(), online: this.#online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS };
@@ -575,6 +577,13 @@ class Outbox implements OutboxRunner {
       return { status: 'stale', stored: entryRecordOf(stored) };
     await calls.answered(store.update(applyCommit(stored, commit)!), 'store.update');
     return { status: 'committed' };
+  };
+
+  /** The machine's event for a send that ended, with a draw for its backoff's jitter. */
+  #sendEntryReply = (...args: Parameters<typeof sendEntryReply>) => {
+    const event = sendEntryReply(...args);
+    const { random } = this.#options;
+    return event.type === 'send.ended' && random ? { ...event, random: random() } : event;
   };
 
   #sendEntry = async (

@@ -52,8 +52,10 @@ describe('lifetime: durable', () => {
     expect(h.clock.pending()).toBe(0);
   });
 
-  it('with the defaults, rides out about 49 minutes of 503s: sends at 0, 40 s, 6 min, 49 min, then dead-lettered (docs/durable.md)', async () => {
-    const h = harness([{ reply: respond(503) }]);
+  it('with maxAttempts 10 and no jitter, rides out about 49 minutes of 503s: sends at 0, 40 s, 6 min, 49 min, then dead-lettered (docs/durable.md)', async () => {
+    const h = harness([{ reply: respond(503) }], {
+      policy: { durable: { maxAttempts: 10, jitter: 'none' } },
+    });
     const sentAt: number[] = [];
     const send = h.transport.send.bind(h.transport);
     h.transport.send = (request) => (sentAt.push(h.clock.now()), send(request));
@@ -73,6 +75,32 @@ describe('lifetime: durable', () => {
       sends[3],
     ]);
     expect(sentAt.at(-1)! / 60_000).toBeCloseTo(48.7, 1);
+  });
+
+  it('with the defaults, keeps trying for 7 days (maxAgeMs), its waits spread by full jitter, then dead-letters it as expired', async () => {
+    const h = harness([{ reply: respond(503) }]);
+    const sentAt: number[] = [];
+    const send = h.transport.send.bind(h.transport);
+    h.transport.send = (request) => (sentAt.push(h.clock.now()), send(request));
+    void h.client.request(order);
+    await h.clock.runAll(8 * 86_400_000);
+    const [entry] = await h.client.outbox.list();
+    expect(entry).toMatchObject({ status: 'dead', deadReason: 'expired' });
+    // Sends of 3 attempts each (at t, t + 100, t + 300). After send k the backoff is 10 s * 2^(3k - 1), at most
+    // 5 h (from send 4 on: 20,480 s), and full jitter with the harness's random 0.5 waits half of it: 20 s,
+    // 160 s, 1,280 s, then 9,000 s each time.
+    const starts = sentAt.filter((_, i) => i % 3 === 0);
+    const gaps = starts.slice(1).map((t, i) => t - starts[i]!);
+    expect(gaps.slice(0, 3)).toEqual([20_300, 160_300, 1_280_300]);
+    expect(new Set(gaps.slice(3))).toEqual(new Set([9_000_300]));
+    // Until the entry is 7 days old: 4 sends in the first 1,460,900 ms, then 67 more 9,000,300 ms apart (the
+    // 68th would come at 613,481,300 ms, past 604,800,000), far below maxAttempts (1,000).
+    expect(starts).toHaveLength(71);
+    expect(starts.at(-1)!).toBeLessThan(604_800_000);
+    expect(starts.at(-1)! + 9_000_300).toBeGreaterThanOrEqual(604_800_000);
+    expect(entry!.attempts).toBe(sentAt.length);
+    expect(entry!.attempts).toBeLessThan(1_000);
+    await h.client.close();
   });
 
   it('keeps the key the request gave', async () => {
