@@ -6,7 +6,8 @@
  *
  *   npm run bench:fleet -- [--clients 1000] [--seed 1] [--rate 0.5] [--write]
  *
- * Prints a table and, last, one JSON line of the figures. `--write` also writes docs/fleet-load.svg and the
+ * Prints a table, the back-online phase's table (bench/fleet/back-online.ts) and, last, one JSON line of the
+ * fleet's figures. `--write` also writes docs/fleet-load.svg and the
  * fleet section of docs/benchmarks.md.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -18,6 +19,7 @@ import { parseArgs } from 'node:util';
 import { fleetSvg } from './fleet-svg.js';
 import { fleetSummary, fleetTable } from './fleet-report.js';
 import { runFleet } from './run-fleet.js';
+import { backOnlineTable, runBackOnline } from './back-online.js';
 
 const { values } = parseArgs({
   options: {
@@ -53,4 +55,12 @@ if (values.write) {
   writeFileSync(doc, await format(markdown, { ...options, filepath: doc }));
   process.stderr.write(`wrote ${svg} and the fleet section of ${doc}\n`);
 }
+// The same number of phones, all back online in one second, against an origin that serves a tenth of them a second.
+const phones = {
+  phones: clients,
+  seed,
+  writesPerPhone: 1,
+  capacityPerSecond: Math.max(1, Math.round(clients / 10)),
+};
+console.log(backOnlineTable(await runBackOnline(phones)));
 console.log(JSON.stringify(fleetSummary(report)));
