@@ -142,8 +142,8 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
     expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(38.0 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 50.7 KB gzip (the budget is 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(50.7 * 1024);
+  it('does not grow: everything, in all its chunks, within 50.8 KB gzip (the budget is 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(50.8 * 1024);
   });
 });
 
