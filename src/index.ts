@@ -43,6 +43,7 @@ export type {
   OutboxEntryRetryScheduledEvent,
   OutboxEntryDeadLetteredEvent,
   OutboxEntryRevivedEvent,
+  OutboxEntryReplacedEvent,
 } from './runtime/decision-events.js';
 // Left out on purpose: DraftOf, DecisionEventDraft, RequestEventDetails and EmitRequestEvent (how the client
 // builds events, before redaction), and WithheldError (only an inspected client's machines see it).
@@ -89,6 +90,7 @@ export type {
   StoredRequest,
   OutboxClaims,
   ClaimRequest,
+  ReplacedEntry,
   ClaimAnswer,
 } from './stores/outbox-store.js';
 

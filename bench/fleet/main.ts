@@ -1,5 +1,5 @@
 /**
- * `npm run bench:fleet` (issue 14): N clients (default 1,000) of the real failwise client, each with its own
+ * `npm run bench:fleet`: N clients (default 1,000) of the real failwise client, each with its own
  * simulated transport, all on one simulated clock, against a simulated primary and backup with scripted faults
  * (bench/fleet/fleet-world.ts), next to two hand-written baselines (bench/fleet/baseline-clients.ts) that meet
  * the very same requests. Deterministic: the same seed gives the same figures.
@@ -7,10 +7,12 @@
  *   npm run bench:fleet -- [--clients 1000] [--seed 1] [--rate 0.5] [--limit 100] [--write]
  *
  * Then the rate-limited fleet (bench/fleet/rate-limited-run.ts): the same number of clients, and 10 heavy ones,
- * against an origin admitting `--limit` requests a second.
+ * against an origin admitting `--limit` requests a second; then the back-online phase (bench/fleet/back-online.ts):
+ * as many phones, each with a durable write queued offline, all back online in one second.
  *
  * Prints the tables and, last, one JSON line of the figures. `--write` also writes docs/fleet-load.svg,
- * docs/fleet-rate-limited.svg and the two fleet sections of docs/benchmarks.md.
+ * docs/fleet-rate-limited.svg and the two fleet sections of docs/benchmarks.md (the back-online section is
+ * written by hand from the printed table).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -30,6 +32,7 @@ import {
 } from './rate-limited-doc.js';
 import { runRateLimitedFleet, type RateLimitedReport } from './rate-limited-run.js';
 import { rateLimitedSvg } from './rate-limited-svg.js';
+import { backOnlineTable, runBackOnline } from './back-online.js';
 
 const { values } = parseArgs({
   options: {
@@ -86,6 +89,14 @@ if (values.write) {
   writeFileSync(doc, await format(markdown, { ...options, filepath: doc }));
   process.stderr.write(`wrote ${svg} and the fleet section of ${doc}\n`);
 }
+// The same number of phones, all back online in one second, against an origin that serves a tenth of them a second.
+const phones = {
+  phones: clients,
+  seed,
+  writesPerPhone: 1,
+  capacityPerSecond: Math.max(1, Math.round(clients / 10)),
+};
+console.log(backOnlineTable(await runBackOnline(phones)));
 console.log(
   JSON.stringify({
     ...fleetSummary(report),

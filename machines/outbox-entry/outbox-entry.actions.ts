@@ -99,6 +99,7 @@ export function decideOutcome({ context, event }: Args<'send.ended'>): Changes {
     const verdict = durableVerdict(context.policy.durable, { attempts, createdAt: entry.createdAt }, now, {
       retryable: result.retryable,
       retryAfterMs,
+      random: event.random,
     });
     commit =
       verdict.verdict === 'retry'

@@ -239,7 +239,14 @@ export type OutboxMachineEvent =
   /** Sends start again as usual. */
   | { type: 'outbox.resume'; at?: number | undefined }
   /** From `sendEntry`: the send ended. */
-  | { type: 'send.ended'; id: string; result: SendResult; at?: number | undefined }
+  /** `random`: a draw of the runtime's Random in [0, 1), stamped with `at`, for the backoff's jitter. */
+  | {
+      type: 'send.ended';
+      id: string;
+      result: SendResult;
+      at?: number | undefined;
+      random?: number | undefined;
+    }
   /**
    * From `commitEntry`: the write is in the store. `stored` is given when a claim did not apply because the
    * store's entry was not what the machine expected (another runner moved it on): the machine takes it.
@@ -293,6 +300,11 @@ export type OutboxMachineEmitted =
       at: number;
     }
   | { type: 'entry-revived'; id: string; at: number }
+  /**
+   * A newer entry with its `replaceKey` replaced it, unsent, in the store write that added that one (`by`). Told
+   * by the runner, which makes that write; the machine then forgets the entry as it does a removed one.
+   */
+  | { type: 'entry-replaced'; id: string; by: string; at: number }
   /** `size` counts every entry, dead ones included; `pending` and `dead` split it. */
   | { type: 'outbox-changed'; size: number; pending: number; dead: number; at: number }
   /** A store read or write failed; the entry stays as the store had it. */

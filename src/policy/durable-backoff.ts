@@ -6,8 +6,9 @@ import type { DurablePolicy } from './policy.js';
  * time is a `clock.now()` value passed in, and nothing here reads a clock.
  *
  * The waits follow Android WorkManager's `BackoffPolicy`: `exponential` doubles the wait after each failed
- * attempt, `linear` adds `initialMs` each time, and no wait is longer than `maxMs`. Unlike a request's backoff
- * there is no jitter: the entries of one outbox go out one queue at a time, not as a herd.
+ * attempt, `linear` adds `initialMs` each time, and no wait is longer than `maxMs`. Each wait is then spread by
+ * `jitter` with a draw of the client's Random, passed in: one outbox sends one queue, but a fleet of outboxes
+ * whose sends failed in the same outage would otherwise all come back at the same moments.
  */
 
 /** Why an entry was dead-lettered: kept in the store (`deadReason`) for the app to read. */
@@ -36,13 +37,26 @@ export function durableBackoffMs(
  * never comes back sooner than the server asked, and `maxAgeMs` still bounds how long an entry may wait.
  */
 export function nextDurableAttemptAt(
-  durable: Pick<DurablePolicy, 'backoff' | 'initialMs' | 'maxMs'>,
+  durable: Pick<DurablePolicy, 'backoff' | 'initialMs' | 'maxMs'> & { jitter?: DurablePolicy['jitter'] },
   attempts: number,
   now: number,
   retryAfterMs?: number,
+  random?: number,
 ): number {
   const retryAfter = retryAfterMs !== undefined && retryAfterMs > 0 ? retryAfterMs : 0;
-  return now + Math.max(durableBackoffMs(durable, attempts), retryAfter);
+  const backoff = spreadMs(durableBackoffMs(durable, attempts), durable.jitter, random);
+  return now + Math.max(backoff, retryAfter);
+}
+
+/**
+ * `ms` spread by `jitter` with `random`, a draw in [0, 1): `full` gives `ms * random`, `equal` `ms / 2 + ms / 2 *
+ * random`, `none` `ms`. Without a draw (`random` undefined, or outside [0, 1)) it is `ms`: the outbox machine
+ * stepped by hand, in a test, waits exactly.
+ */
+export function spreadMs(ms: number, jitter: DurablePolicy['jitter'] | undefined, random?: number): number {
+  if (random === undefined || !(random >= 0 && random < 1) || jitter === undefined || jitter === 'none')
+    return ms;
+  return Math.round(jitter === 'full' ? ms * random : ms / 2 + (ms / 2) * random);
 }
 
 /** The clock time at which an entry created at `createdAt` expires (`maxAgeMs` after it was written). */
@@ -78,6 +92,8 @@ export interface FailedSend {
   retryable: boolean;
   /** The server's Retry-After in ms, if it sent one. */
   retryAfterMs?: number | undefined;
+  /** A draw of the client's Random in [0, 1), for the wait's `jitter`. */
+  random?: number | undefined;
 }
 
 /** What becomes of an entry after a failed send. */
@@ -91,7 +107,7 @@ export type DurableVerdict =
  *    write): sending the same request again would fail the same way.
  * 2. `attempts-exhausted`: `entry.attempts >= maxAttempts` (the failed attempt included).
  * 3. `expired`: `now - createdAt >= maxAgeMs`.
- * 4. otherwise `retry` at `nextDurableAttemptAt(durable, attempts, now, retryAfterMs)`.
+ * 4. otherwise `retry` at `nextDurableAttemptAt(durable, attempts, now, retryAfterMs, failed.random)`.
  *
  * A retry planned past the entry's expiry is still a retry: the outbox dead-letters it (`expired`) when it
  * expires, before its next attempt comes.
@@ -105,7 +121,13 @@ export function durableVerdict(
   if (!failed.retryable) return { verdict: 'dead', reason: 'not-retryable' };
   const dead = deadBeforeSend(durable, entry, now);
   if (dead) return { verdict: 'dead', reason: dead };
-  const nextAttemptAt = nextDurableAttemptAt(durable, entry.attempts, now, failed.retryAfterMs);
+  const nextAttemptAt = nextDurableAttemptAt(
+    durable,
+    entry.attempts,
+    now,
+    failed.retryAfterMs,
+    failed.random,
+  );
   return { verdict: 'retry', nextAttemptAt, delayMs: nextAttemptAt - now };
 }
 

@@ -251,7 +251,17 @@ export interface DurablePolicy {
   initialMs: number;
   /** No wait is longer (5 hours). Must be >= `initialMs`. @default 18000000 */
   maxMs: number;
-  /** Attempts per entry, the live ones included; then it is dead-lettered (`attempts-exhausted`). @default 10 */
+  /**
+   * How each wait is spread, drawn from the client's `random`: `full` waits a random time up to the backoff,
+   * `equal` half of it plus a random time up to the other half, `none` exactly the backoff. Spread, a fleet
+   * whose sends failed together (an outage, a deploy) does not come back in step. Never shorter than a
+   * Retry-After. @default 'full'
+   */
+  jitter: 'full' | 'equal' | 'none';
+  /**
+   * Attempts per entry, the live ones included; then it is dead-lettered (`attempts-exhausted`). High, so that
+   * `maxAgeMs` is what bounds durable work (docs/durable.md, "How long the outbox keeps trying"). @default 1000
+   */
   maxAttempts: number;
   /** An entry older than this is dead-lettered (`expired`) instead of sent (7 days, as Workbox). @default 604800000 */
   maxAgeMs: number;

@@ -203,6 +203,7 @@ export const policyInputSchema = group({
       backoff: z.optional(oneOf(['exponential', 'linear'])),
       initialMs: positiveMs,
       maxMs: positiveMs,
+      jitter: z.optional(oneOf(['full', 'equal', 'none'])),
       maxAttempts: z.optional(integer(gte(1), 1000)),
       maxAgeMs: positiveMs,
       order: z.optional(oneOf(['fifo', 'per-key'])),

@@ -182,7 +182,8 @@ export type OutboxChangedEvent =
   | OutboxEntrySentEvent
   | OutboxEntryRetryScheduledEvent
   | OutboxEntryDeadLetteredEvent
-  | OutboxEntryRevivedEvent;
+  | OutboxEntryRevivedEvent
+  | OutboxEntryReplacedEvent;
 
 export type OutboxChange = OutboxChangedEvent['change'];
 
@@ -229,4 +230,15 @@ export interface OutboxEntryDeadLetteredEvent extends OutboxEntryFields {
 /** `client.outbox.retry(id)` put a dead entry back in the queue. */
 export interface OutboxEntryRevivedEvent extends OutboxEntryFields {
   change: 'entry-revived';
+}
+
+/**
+ * A newer durable request with the entry's `replaceKey` replaced it while it was pending: it was removed unsent,
+ * in the store write that added the newer one. What the older request's caller is told.
+ */
+export interface OutboxEntryReplacedEvent extends OutboxEntryFields {
+  change: 'entry-replaced';
+  reason: 'replaced';
+  /** The entry that replaced it: the `entryId` of the newer request. */
+  replacedBy: string;
 }

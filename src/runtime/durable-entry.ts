@@ -12,7 +12,7 @@ export type RunOutput = Exclude<RequestMachineOutput, { status: 'deferred' }>;
 
 /** The outbox entry of a durable request, written before its first attempt (rule 10). */
 export function entryOf(prepared: PreparedRequest, id: string, now: number): OutboxEntry {
-  const { method, path, headers, body, idempotent, orderKey, idempotencyKey, policy } = prepared;
+  const { method, path, headers, body, idempotent, orderKey, replaceKey, idempotencyKey, policy } = prepared;
   return {
     id,
     createdAt: now,
@@ -31,6 +31,7 @@ export function entryOf(prepared: PreparedRequest, id: string, now: number): Out
     // prepareRequest gives every durable request a key.
     idempotencyKey: idempotencyKey!,
     orderKey,
+    ...(replaceKey === undefined ? {} : { replaceKey }),
     attempts: 0,
     nextAttemptAt: now,
     failures: [],
@@ -49,6 +50,7 @@ export function preparedOf(entry: OutboxEntry): PreparedRequest {
     body,
     idempotent,
     orderKey: entry.orderKey,
+    replaceKey: entry.replaceKey,
     write: isWrite(method, idempotent),
     idempotencyKey: entry.idempotencyKey,
     // An entry stored without a policy of its own has none: its route's and the client's apply.

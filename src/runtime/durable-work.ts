@@ -96,6 +96,8 @@ export interface DurableWorkDeps {
   runner: MachineRunner;
   /** This client's name on the store's lease. */
   owner: string;
+  /** The client's Random: the outbox's backoff jitter draws from it. */
+  random: () => number;
   isOffline: () => boolean;
   /** The primary origin's id, for a failure that ended a send before any attempt. */
   primary: string;
@@ -150,6 +152,7 @@ class Durable {
       connectivity,
       runner: deps.runner,
       owner: deps.owner,
+      random: deps.random,
       send: (entry, signal) => this.#sendEntry(entry, signal),
       onEmitted: (event) => {
         if (telemetry) telemetry.outbox(event);

@@ -405,6 +405,7 @@ export class FailwiseClient implements FailoverClient {
             runner: this.#runner,
             // Named when durable work loads, not when the client is made (a name never fails: idempotency-keys.ts).
             owner: options.outboxOwner ?? ownerName(options.generateIdempotencyKey),
+            random: options.random ?? Math.random,
             isOffline: () => isOffline(this.#host),
             primary,
             notify: (event) => this.#notify(event),

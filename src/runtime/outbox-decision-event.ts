@@ -32,6 +32,8 @@ export function outboxDecisionEvent(event: OutboxMachineEmitted): DecisionEventD
       };
     case 'entry-revived':
       return { type, change: event.type, entryId: event.id };
+    case 'entry-replaced':
+      return { type, change: event.type, entryId: event.id, reason: 'replaced', replacedBy: event.by };
     case 'outbox-store-failed':
       return undefined;
   }

@@ -67,6 +67,8 @@ export interface OutboxRunnerOptions {
   runner?: MachineRunner | undefined;
   /** This runner's name on the lease. @default a random UUID */
   owner?: string | undefined;
+  /** Draws in [0, 1) for the backoff's jitter (`policy.durable.jitter`). @default none: waits are exact */
+  random?: (() => number) | undefined;
 }
 
 export interface OutboxRunner {
@@ -291,20 +293,46 @@ class Outbox implements OutboxRunner {
     // Written first: the scheduler only hears of entries the store already has. Per-entry claims: written
     // claimed by this runner, so that no other one sends it before this one knows whether its request still
     // wants it (`abandoned`).
-    await this.#calls.tracked(
-      claims ? claims.add(entry, this.#owner, OUTBOX_LEASE_TTL_MS, this.#now()) : store.add(entry),
-    );
+    // A replaceKey: the pending entries with it that this runner is not sending go in the same write.
+    const candidates = entry.replaceKey === undefined ? [] : await this.#replaceable(entry);
+    const replaces = candidates.map(({ id, attempts }) => ({ id, attempts }));
+    const replaced =
+      (await this.#calls.tracked(
+        claims
+          ? claims.add(entry, this.#owner, OUTBOX_LEASE_TTL_MS, this.#now(), replaces)
+          : store.add(entry, replaces),
+      )) ?? [];
     landed?.();
     // Its request ended while the write was under way (the budget ran out, or the client closed): the request
-    // said nothing was stored, so nothing may be sent.
+    // said nothing was stored, so nothing may be sent, and what it replaced is put back (as it was read).
     if (abandoned?.aborted) {
       await this.#calls.tracked(store.remove(entry.id));
+      for (const old of candidates.filter(({ id }) => replaced.includes(id)))
+        await this.#calls.tracked(store.add(old)).catch(() => undefined);
       return false;
+    }
+    for (const id of replaced) {
+      if (!this.#closing) this.#machine.send({ type: 'entry.missing', id, at: this.#now() });
+      this.#onEmitted({ type: 'entry-replaced', id, by: entry.id, at: this.#now() });
     }
     for (const keep of this.#reads) keep.push(entry.id);
     if (!this.#closing)
       this.#machine.send({ type: 'outbox.enqueued', entry: entryRecordOf(entry), at: this.#now() });
     return true;
+  }
+
+  /** The stored entries `entry` replaces: pending, with its replaceKey, and not in flight here. */
+  async #replaceable(entry: OutboxEntry): Promise<OutboxEntry[]> {
+    const stored = await this.#calls.tracked(this.#store.list());
+    const known = this.#started ? this.#machine.context.entries : [];
+    const sending = new Set(known.filter(isInFlight).map((e) => e.id));
+    return stored.filter(
+      (e) =>
+        e.id !== entry.id &&
+        e.status === 'pending' &&
+        e.replaceKey === entry.replaceKey &&
+        !sending.has(e.id),
+    );
   }
 
   async size(): Promise<number> {
@@ -534,7 +562,7 @@ class Outbox implements OutboxRunner {
         commitEntry: (input: CommitEntryInput, signal: AbortSignal) =>
           replyOf(this.#commit, commitEntryReply, input, signal, () => this.#now()),
         sendEntry: (input: SendEntryInput, signal: AbortSignal) =>
-          replyOf(this.#sendEntry, sendEntryReply, input, signal, () => this.#now()),
+          replyOf(this.#sendEntry, this.#sendEntryReply, input, signal, () => this.#now()),
       },
     });
     const input = { policy, now: this.#now(), online: this.#online(), leaseTtlMs: OUTBOX_LEASE_TTL_MS };
@@ -638,6 +666,13 @@ class Outbox implements OutboxRunner {
       return { status: 'stale', stored: entryRecordOf(stored) };
     await calls.answered(store.update(applyCommit(stored, commit)!), 'store.update');
     return { status: 'committed' };
+  };
+
+  /** The machine's event for a send that ended, with a draw for its backoff's jitter. */
+  #sendEntryReply = (...args: Parameters<typeof sendEntryReply>) => {
+    const event = sendEntryReply(...args);
+    const { random } = this.#options;
+    return event.type === 'send.ended' && random ? { ...event, random: random() } : event;
   };
 
   #sendEntry = async (

@@ -35,6 +35,12 @@ export interface FailoverRequest {
    * `policy.durable.order: 'per-key'`; with `'fifo'` every durable request keeps its order).
    */
   orderKey?: string | undefined;
+  /**
+   * A durable request with the `replaceKey` of an entry still pending (not being sent) replaces it in the same
+   * store write, as WorkManager's `ExistingWorkPolicy.REPLACE`: the older one is removed unsent (a draft saved five
+   * times offline is sent once, the last). Its caller is told by an `outbox-changed` event, `reason: 'replaced'`.
+   */
+  replaceKey?: string | undefined;
   /** What a cached read is kept under. @default the method and path, e.g. `GET /v1/items?page=2` */
   cacheKey?: string | undefined;
   /** A key that makes a write safe to replay; the string `'auto'` generates one (sent as `policy.idempotency.header`). */
@@ -79,6 +85,7 @@ export type IsIdempotent = (request: IdempotencyQuestion) => boolean | undefined
 export interface PreparedRequest {
   lifetime: 'interactive' | 'durable' | 'cached';
   orderKey?: string | undefined;
+  replaceKey?: string | undefined;
   cacheKey?: string | undefined;
   /** The request's own `idempotent` override, kept with a durable entry. */
   idempotent?: boolean | undefined;
@@ -102,6 +109,7 @@ export interface PreparedRequest {
 export const OWN_FIELDS = [
   'lifetime',
   'orderKey',
+  'replaceKey',
   'cacheKey',
   'idempotencyKey',
   'idempotent',
@@ -167,11 +175,16 @@ export function prepareRequest(
     deadlineMs,
     signal,
     orderKey,
+    replaceKey,
     cacheKey,
   } = request;
   const method = methodOf(request.method);
   checkPath(path);
   checkLifetime(lifetime, method, orderKey, cacheKey);
+  if (replaceKey !== undefined && (typeof replaceKey !== 'string' || replaceKey === ''))
+    fail('replaceKey', `expected a non-empty string${got(replaceKey)}`);
+  if (replaceKey !== undefined && lifetime !== 'durable')
+    fail('replaceKey', 'only a durable request has a replace key');
   checkValues(idempotent, request.stream, key, deadlineMs, signal);
   const headers = headersOf(request.headers);
   const body = bodyOf(request.body, method, headers);
@@ -199,6 +212,7 @@ export function prepareRequest(
   return {
     lifetime,
     orderKey,
+    replaceKey,
     cacheKey,
     idempotent: verdict,
     method,

@@ -2,7 +2,15 @@ import { ArgumentError } from '../errors/argument-error.js';
 import type { OutboxEntry, OutboxStore } from './outbox-store.js';
 import { BY_ID, ENTRIES, IndexedDbConnection, onResult, transact } from './indexeddb-database.js';
 import { IndexedDbLease } from './indexeddb-lease.js';
-import { checkEntry, checkId, checkLease, duplicateIdError, unknownIdError } from './store-input.js';
+import {
+  checkEntry,
+  checkId,
+  checkLease,
+  checkReplaces,
+  duplicateIdError,
+  isReplaceable,
+  unknownIdError,
+} from './store-input.js';
 
 // This file ships to browsers: no Node built-ins, and nothing but IndexedDB and Web Locks from the host.
 
@@ -63,14 +71,30 @@ export function indexedDbStore(name: string, options: IndexedDbStoreOptions = {}
   const lease = new IndexedDbLease(locks, `failwise-outbox:${name}`);
 
   return {
-    add: (entry) =>
+    // One transaction: the entries it replaces are removed, and it is added, together or not at all.
+    add: (entry, replaces) =>
       db.call('add', (idb, who) => {
         checkEntry(who, entry);
-        return transact<void>(idb, ENTRIES, 'readwrite', (store, done, fail) => {
+        const listed = checkReplaces(who, entry, replaces);
+        return transact<string[]>(idb, ENTRIES, 'readwrite', (store, done, fail) => {
+          const removed: string[] = [];
+          const replace = (i: number): void => {
+            if (i === listed.length) {
+              store.add(entry);
+              return done(removed);
+            }
+            const listedEntry = listed[i]!;
+            onResult(store.index(BY_ID).openCursor(listedEntry.id), fail, (cursor) => {
+              if (cursor && isReplaceable(cursor.value as OutboxEntry, listedEntry, entry)) {
+                cursor.delete();
+                removed.push(listedEntry.id);
+              }
+              replace(i + 1);
+            });
+          };
           onResult(store.index(BY_ID).getKey(entry.id), fail, (key) => {
             if (key !== undefined) return fail(duplicateIdError(who, entry.id));
-            store.add(entry);
-            done(undefined);
+            replace(0);
           });
         });
       }),

@@ -8,6 +8,7 @@ import { checkEntry } from './store-input.js';
  *
  *   <prefix>:index     {"version":1,"next":7,"entries":[[3,"id-a"],[6,"id-b"]]}   the queue: order and members
  *   <prefix>:entry:3   the entry "id-a" as JSON, a byte body as base64
+ *   <prefix>:lease     {"owner":"runner-1","expiresAt":1733360000000}   the outbox's lease (key-value-lease.ts)
  *
  * One key per entry, so an update rewrites one entry, not the queue. The index is the commit point of add and
  * remove (src/stores/key-value-store.ts says why each change is atomic). Slot numbers come from `next`, which
@@ -25,6 +26,8 @@ export interface QueueIndex {
 
 /** @internal */
 export const indexKey = (prefix: string): string => `${prefix}:index`;
+/** @internal */
+export const leaseKey = (prefix: string): string => `${prefix}:lease`;
 /** @internal */
 export const entryKey = (prefix: string, slot: number): string => `${prefix}:entry:${slot}`;
 
@@ -110,3 +113,36 @@ export function decodeEntry(text: string, id: string): { entry: OutboxEntry } | 
   if (value.id !== id) return { problem: 'holds another entry than the index names' };
   return { entry: value };
 }
+
+/** The lease as stored: who holds it, until when (the holder's clock time). */
+export interface StoredLease {
+  owner: string;
+  expiresAt: number;
+}
+
+/**
+ * The lease stored as `text`, or `undefined` when there is none or it is not one a store wrote: an unreadable
+ * lease is free, as an expired one is (the lease guards sends, not data, and the next holder writes it again).
+ * @internal
+ */
+export function parseLease(text: string | undefined): StoredLease | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value: unknown = JSON.parse(text);
+    if (!isRecord(value)) return undefined;
+    const { owner, expiresAt } = value;
+    return typeof owner === 'string' && owner !== '' && Number.isFinite(expiresAt)
+      ? { owner, expiresAt: expiresAt as number }
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** @internal */
+export const formatLease = ({ owner, expiresAt }: StoredLease): string =>
+  JSON.stringify({ owner, expiresAt });
+
+/** Whether `a` and `b` are the same claim: one owner, one expiry. @internal */
+export const sameLease = (a: StoredLease | undefined, b: StoredLease | undefined): boolean =>
+  a !== undefined && b !== undefined && a.owner === b.owner && a.expiresAt === b.expiresAt;

@@ -17,8 +17,11 @@ import { closedError } from './store-input.js';
 export interface SharedQueue {
   /** Their calls, one at a time: a call's reads and writes never interleave with another's. */
   tail: Promise<unknown>;
-  /** The outbox's lease, held in memory: it dies with the runtime, as the app's process does. */
-  lease?: { owner: string; expiresAt: number; handle: object } | undefined;
+  /**
+   * The stored lease (key-value-lease.ts) as this runtime last counted it held, with the handle it was taken
+   * through; it goes with the runtime, and the stored one runs out.
+   */
+  held?: { owner: string; expiresAt: number; handle: object } | undefined;
 }
 
 // Keyed by the app's storage object (and prefix), not a global name: two storages never wait for each other, and
@@ -113,13 +116,17 @@ export class KeyValueQueue {
     return found;
   }
 
-  /** Closing twice is harmless; calls made before close() still run, calls after it reject. */
-  async close(): Promise<void> {
+  /**
+   * Closing twice is harmless; calls made before close() still run, then `last` (giving up what this handle
+   * holds), and calls after it reject. A failure of `last` is left: what it gives up runs out by itself.
+   */
+  async close(last: () => Promise<void>): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     const { shared } = this;
+    const run = shared.tail.then(last);
+    shared.tail = run.catch(() => undefined);
     await shared.tail;
-    if (shared.lease?.handle === this.handle) shared.lease = undefined;
   }
 
   async #readSlot(slot: number, id: string): Promise<Slot> {

@@ -1,9 +1,19 @@
+import type { Clock } from '../clock/clock.js';
+import { systemClock } from '../clock/system-clock.js';
 import { ArgumentError } from '../errors/argument-error.js';
+import { KeyValueLease } from './key-value-lease.js';
 import { KeyValueQueue, sharedQueue } from './key-value-queue.js';
 import { keyValueOps, type KeyValueStorage } from './key-value-storage.js';
 import { encodeEntry, entryKey } from './key-value-layout.js';
 import type { OutboxStore } from './outbox-store.js';
-import { checkEntry, checkId, checkLease, duplicateIdError, unknownIdError } from './store-input.js';
+import {
+  checkEntry,
+  checkId,
+  checkReplaces,
+  duplicateIdError,
+  isReplaceable,
+  unknownIdError,
+} from './store-input.js';
 
 /** An entry whose stored value could not be read: taken out of the queue, its value left where it was. */
 export interface CorruptEntryReport {
@@ -29,7 +39,25 @@ export interface KeyValueStoreOptions {
    * @default `console.error`
    */
   onCorrupt?: ((report: CorruptEntryReport) => void) | undefined;
+  /**
+   * How long a claim on the lease waits before it reads its claim back (docs/stores.md, "The lease"), and the
+   * longest its own read and write of the lease may take for it to count. Longer than the storage takes to
+   * read and write one key, with room to spare: a claim whose own read and write take longer does not count
+   * (the runner asks again later).
+   * @default 200
+   */
+  leaseSettleMs?: number | undefined;
+  /**
+   * Times the lease's wait, and measures its read and write: the client's clock (`systemClock` in apps, a
+   * simulated clock in tests). Every runtime sharing the storage must be on one time line, as the lease's expiry
+   * is (the device's clock).
+   * @default systemClock
+   */
+  clock?: Clock | undefined;
 }
+
+/** `leaseSettleMs` when not given. */
+export const LEASE_SETTLE_MS = 200;
 
 const reportToConsole = (report: CorruptEntryReport): void =>
   console.error(`failwise keyValueStore: the entry ${JSON.stringify(report.id)} ${report.problem}`);
@@ -44,7 +72,9 @@ const reportToConsole = (report: CorruptEntryReport): void =>
  * Each entry is one key, and the queue's order is one index key; the module's own guarantee that one write of
  * one key is all or nothing (AsyncStorage: an SQLite transaction on Android, an atomic file write on iOS; MMKV:
  * a checksummed append) is all it relies on. Every store over the same storage object and prefix in this runtime
- * shares one queue of calls and one lease; the lease lives in memory, so it dies with the app.
+ * shares one queue of calls. The lease is stored too, with an owner and an expiry, so that the app's runtime and
+ * a background task's runtime over the same storage never send at once (key-value-lease.ts says how it is
+ * claimed without a compare-and-set).
  *
  * @example
  * ```ts
@@ -56,26 +86,55 @@ const reportToConsole = (report: CorruptEntryReport): void =>
  */
 export function keyValueStore(storage: KeyValueStorage, options: KeyValueStoreOptions = {}): OutboxStore {
   const ops = keyValueOps('keyValueStore', storage);
-  const { prefix = 'failwise-outbox', onCorrupt = reportToConsole } = options ?? {};
+  const {
+    prefix = 'failwise-outbox',
+    onCorrupt = reportToConsole,
+    leaseSettleMs = LEASE_SETTLE_MS,
+    clock = systemClock,
+  } = options ?? {};
   if (typeof prefix !== 'string' || prefix === '')
     throw new ArgumentError('keyValueStore', 'options.prefix', 'expected a non-empty string');
   if (typeof onCorrupt !== 'function')
     throw new ArgumentError('keyValueStore', 'options.onCorrupt', 'expected a function');
+  if (typeof leaseSettleMs !== 'number' || !Number.isFinite(leaseSettleMs) || leaseSettleMs <= 0)
+    throw new ArgumentError('keyValueStore', 'options.leaseSettleMs', 'expected a finite number > 0');
+  if (typeof clock?.now !== 'function' || typeof clock.setTimeout !== 'function')
+    throw new ArgumentError(
+      'keyValueStore',
+      'options.clock',
+      'expected a Clock (now, setTimeout, clearTimeout)',
+    );
   const queue = new KeyValueQueue(ops, prefix, sharedQueue(storage, prefix), onCorrupt);
+  const lease = new KeyValueLease(queue, clock, leaseSettleMs);
 
   return {
     // Atomic: the entry goes to a slot no index names yet (a crash leaves it unseen, and the next add reuses the
-    // slot); the index write that names it is the one write that adds it.
-    add: (entry) =>
+    // slot); the index write that names it, without the entries it replaces, is the one write that adds it.
+    add: (entry, replaces) =>
       queue.call('add', async (who) => {
         checkEntry(who, entry);
+        const listed = checkReplaces(who, entry, replaces);
         const index = await queue.loadIndex(who);
         const ref = queue.refOf(index, entry.id);
         if (ref && (await queue.readEntries(index, [ref], false)).has(entry.id))
           throw duplicateIdError(who, entry.id);
+        const refs = listed.flatMap(({ id }): Array<[number, string]> => {
+          const found = queue.refOf(index, id);
+          return found ? [found] : [];
+        });
+        const stored = await queue.readEntries(index, refs, false);
+        const removed = listed.filter((r) => isReplaceable(stored.get(r.id), r, entry)).map((r) => r.id);
+        const gone = refs.filter(([, id]) => removed.includes(id));
         const slot = index.next;
         await ops.write(entryKey(queue.prefix, slot), encodeEntry(entry));
-        await queue.writeIndex({ next: slot + 1, entries: [...index.entries, [slot, entry.id]] });
+        await queue.writeIndex({
+          next: slot + 1,
+          entries: [...index.entries.filter((r) => !gone.includes(r)), [slot, entry.id]],
+        });
+        // Tidying: no index names them now. A crash here leaves their keys behind, unread.
+        for (const [goneSlot] of gone)
+          await ops.erase(entryKey(queue.prefix, goneSlot)).catch(() => undefined);
+        return removed;
       }),
     // Atomic: one write of the entry's own key.
     update: (entry) =>
@@ -114,19 +173,8 @@ export function keyValueStore(storage: KeyValueStorage, options: KeyValueStoreOp
         const found = await queue.readEntries(index, index.entries, true);
         return index.entries.map(([, id]) => found.get(id)!);
       }),
-    acquireLease: (owner, ttlMs, now) =>
-      queue.call('acquireLease', (who) => {
-        checkLease(who, owner, ttlMs, now);
-        const { shared } = queue;
-        const { lease } = shared;
-        if (lease && lease.owner !== owner && now < lease.expiresAt) return false;
-        shared.lease = { owner, expiresAt: now + ttlMs, handle: queue.handle };
-        return true;
-      }),
-    releaseLease: (owner) =>
-      queue.call('releaseLease', () => {
-        if (queue.shared.lease?.owner === owner) queue.shared.lease = undefined;
-      }),
-    close: () => queue.close(),
+    acquireLease: (owner, ttlMs, now) => lease.acquire(owner, ttlMs, now),
+    releaseLease: (owner) => lease.release(owner),
+    close: () => queue.close(() => lease.releaseHandle()),
   };
 }

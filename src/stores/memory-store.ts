@@ -3,7 +3,9 @@ import {
   checkEntry,
   checkId,
   checkLease,
+  checkReplaces,
   closedError,
+  isReplaceable,
   duplicateIdError,
   unknownIdError,
 } from './store-input.js';
@@ -37,11 +39,15 @@ export function memoryStore(): OutboxStore {
     });
 
   return {
-    add: (entry) =>
+    add: (entry, replaces) =>
       call('add', (who) => {
         checkEntry(who, entry);
+        const listed = checkReplaces(who, entry, replaces);
         if (entries.has(entry.id)) throw duplicateIdError(who, entry.id);
+        const removed = listed.filter((r) => isReplaceable(entries.get(r.id), r, entry)).map((r) => r.id);
+        for (const id of removed) entries.delete(id);
         entries.set(entry.id, copyEntry(entry));
+        return removed;
       }),
     update: (entry) =>
       call('update', (who) => {

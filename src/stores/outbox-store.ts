@@ -26,6 +26,8 @@ export interface OutboxEntry {
   idempotencyKey: string;
   /** Entries with the same key are sent in the order they were added (`policy.durable.order: 'per-key'`). */
   orderKey?: string | undefined;
+  /** A newer entry with the same key replaces this one while it is pending (`OutboxStore.add`'s `replaces`). */
+  replaceKey?: string | undefined;
   /**
    * Attempts made so far, the live ones of `client.request` included. Counted before each send, so an
    * attempt cut short by a crash still counts.
@@ -49,8 +51,12 @@ export interface OutboxEntry {
  * test/stores/store-contract.ts is the suite every store runs.
  */
 export interface OutboxStore {
-  /** Adds a new entry, durably, before it resolves. Rejects when an entry with that id exists. */
-  add(entry: OutboxEntry): Promise<void>;
+  /**
+   * Adds a new entry, durably, before it resolves. Rejects when an entry with that id exists (and removes
+   * nothing). With `replaces`, removes in the same atomic write each listed entry that is still replaceable
+   * (`ReplacedEntry`), and resolves with the ids it removed.
+   */
+  add(entry: OutboxEntry, replaces?: readonly ReplacedEntry[]): Promise<string[] | void>;
   /** Replaces an existing entry. Rejects when there is none with that id (it was removed). */
   update(entry: OutboxEntry): Promise<void>;
   /** Removes an entry; removing one that is not there is not an error. */
@@ -72,6 +78,16 @@ export interface OutboxStore {
    * for a time instead of one runner holding the lease for the whole store. Stores without it keep the lease.
    */
   readonly claims?: OutboxClaims | undefined;
+}
+
+/**
+ * An entry a new one replaces (a durable request's `replaceKey`): the store removes it only while it is pending,
+ * with the `replaceKey` of the new entry and the attempts the caller saw (a runner that counted a send of it
+ * since is sending it: it stays), and, with per-entry claims, claimed by no other live runner.
+ */
+export interface ReplacedEntry {
+  id: string;
+  attempts: number;
 }
 
 /** What `OutboxClaims.claim` is asked. */
@@ -123,7 +139,13 @@ export interface OutboxClaims {
    * no other runner sends it before its writer has decided to keep it (a request that ended while its write
    * was under way has the entry removed unsent).
    */
-  add(entry: OutboxEntry, owner: string, claimMs: number, now: number): Promise<void>;
+  add(
+    entry: OutboxEntry,
+    owner: string,
+    claimMs: number,
+    now: number,
+    replaces?: readonly ReplacedEntry[],
+  ): Promise<string[] | void>;
   claim(request: ClaimRequest): Promise<ClaimAnswer>;
   /**
    * The entries other live runners hold now, with when each claim ends: a runner skips them without asking one

@@ -5,17 +5,18 @@ import { insertEntry } from './postgres-entries.js';
 import { fromRow, whyNotClaimed, type ClaimRow } from './postgres-rows.js';
 import { sessionAlive } from './postgres-schema.js';
 import type { PostgresPool } from './postgres-store.js';
-import { checkEntry, checkId, checkLease } from './store-input.js';
+import { checkEntry, checkId, checkLease, checkReplaces } from './store-input.js';
 
 /** A postgresStore's `claims`: which runner of the fleet sends which entry. */
 export function postgresClaims(db: PostgresConnection): OutboxClaims {
   const { s } = db;
   return {
-    add: (entry, owner, claimMs, now) =>
-      db.call('claims.add', async (pool, who) => {
+    add: (entry, owner, claimMs, now, replaces) =>
+      db.call('claims.add', (pool, who) => {
         checkEntry(who, entry);
         checkLease(who, owner, claimMs, now);
-        await insertEntry(db, pool, who, entry, { owner, until: now + claimMs });
+        const listed = checkReplaces(who, entry, replaces);
+        return insertEntry(db, pool, who, entry, { owner, until: now + claimMs }, listed);
       }),
     claim: (request) =>
       db.call('claims.claim', (pool, who) => {

@@ -1,32 +1,55 @@
-import type { OutboxEntry } from './outbox-store.js';
+import type { OutboxEntry, ReplacedEntry } from './outbox-store.js';
 import type { PostgresConnection } from './postgres-connection.js';
 import { columnsOf, fromRow, toRow, type Row } from './postgres-rows.js';
 import { sessionAlive } from './postgres-schema.js';
 import type { PostgresPool } from './postgres-store.js';
 import { duplicateIdError, unknownIdError } from './store-input.js';
 
-/** Inserts a new entry, claimed for `claim.owner` when given. */
+/**
+ * Inserts a new entry, claimed for `claim.owner` when given, and removes the entries it replaces that are still
+ * replaceable (`ReplacedEntry`; one another live runner claims is not) in the same statement, only if the insert
+ * happened. Answers the ids removed.
+ */
 export async function insertEntry(
   db: PostgresConnection,
   pool: PostgresPool,
   who: string,
   entry: OutboxEntry,
   claim?: { owner: string; until: number },
-): Promise<void> {
-  const result = await pool.query(
-    `INSERT INTO ${db.s}.outbox (id, entry, body, status, order_key, attempts, next_attempt_at, server_wait,
-         claimed_by, claim_session, claim_until)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10::int8, $11) ON CONFLICT (id) DO NOTHING`,
-    [
-      entry.id,
-      ...toRow(entry),
-      ...columnsOf(entry),
-      claim?.owner ?? null,
-      claim ? db.sessionKey : null,
-      claim?.until ?? null,
-    ],
+  replaces: readonly ReplacedEntry[] = [],
+): Promise<string[]> {
+  const values = [
+    entry.id,
+    ...toRow(entry),
+    ...columnsOf(entry),
+    claim?.owner ?? null,
+    claim ? db.sessionKey : null,
+    claim?.until ?? null,
+  ];
+  const insert = `INSERT INTO ${db.s}.outbox (id, entry, body, status, order_key, attempts, next_attempt_at,
+         server_wait, claimed_by, claim_session, claim_until)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9::text, $10::int8, $11) ON CONFLICT (id) DO NOTHING`;
+  if (replaces.length === 0) {
+    const result = await pool.query(insert, values);
+    if (result.rowCount === 0) throw duplicateIdError(who, entry.id);
+    return [];
+  }
+  const { rows } = await pool.query(
+    `WITH added AS (${insert} RETURNING id),
+     gone AS (
+       DELETE FROM ${db.s}.outbox o USING unnest($12::text[], $13::int[]) AS r (id, attempts)
+       WHERE EXISTS (SELECT 1 FROM added) AND o.id = r.id AND o.status = 'pending' AND o.attempts = r.attempts
+         AND (o.entry::jsonb ->> 'replaceKey') = $14
+         AND (o.claimed_by IS NULL OR o.claimed_by = $9 OR o.claim_session IS NULL
+              OR NOT ${sessionAlive('o.claim_session')})
+       RETURNING o.id
+     )
+     SELECT (SELECT count(*) FROM added)::int AS added, ARRAY(SELECT id FROM gone) AS gone`,
+    [...values, replaces.map((r) => r.id), replaces.map((r) => r.attempts), entry.replaceKey],
   );
-  if (result.rowCount === 0) throw duplicateIdError(who, entry.id);
+  const row = rows[0] as { added: number; gone: string[] };
+  if (row.added === 0) throw duplicateIdError(who, entry.id);
+  return row.gone;
 }
 
 /** Writes an entry back. A write ends the entry's claim: it is what a runner does when its send is over. */

@@ -4,7 +4,7 @@ import { postgresClaims } from './postgres-claims.js';
 import { PostgresConnection } from './postgres-connection.js';
 import { acquireLease, getEntry, insertEntry, listEntries, updateEntry } from './postgres-entries.js';
 import { SCHEMA_NAME } from './postgres-schema.js';
-import { checkEntry, checkId, checkLease } from './store-input.js';
+import { checkEntry, checkId, checkLease, checkReplaces } from './store-input.js';
 
 /** What `postgresStore` needs of a pg `Pool` (pg 8): structural, so `failwise/node` never imports pg's types. */
 export interface PostgresPool {
@@ -88,10 +88,10 @@ export function postgresStore(
   const { s } = db;
   return {
     claims: postgresClaims(db),
-    add: (entry) =>
-      db.call('add', async (pool, who) => {
+    add: (entry, replaces) =>
+      db.call('add', (pool, who) => {
         checkEntry(who, entry);
-        await insertEntry(db, pool, who, entry);
+        return insertEntry(db, pool, who, entry, undefined, checkReplaces(who, entry, replaces));
       }),
     update: (entry) =>
       db.call('update', async (pool, who) => {

@@ -3,7 +3,15 @@ import type { OutboxStore } from './outbox-store.js';
 import { SqliteFile } from './sqlite-file.js';
 import { LOCK_BUSY, LOCK_TRIES } from './sqlite-lease-lock.js';
 import { fromRow, toRow } from './sqlite-statements.js';
-import { checkEntry, checkId, checkLease, duplicateIdError, unknownIdError } from './store-input.js';
+import {
+  checkEntry,
+  checkId,
+  checkLease,
+  checkReplaces,
+  duplicateIdError,
+  isReplaceable,
+  unknownIdError,
+} from './store-input.js';
 
 /** Options of `sqliteStore`. */
 export interface SqliteStoreOptions {
@@ -58,10 +66,20 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
 
   const file = new SqliteFile(path, busyTimeoutMs, load);
   return {
-    add: (entry) =>
+    // One transaction: the insert and the removal of the entries it replaces commit together, or neither does.
+    add: (entry, replaces) =>
       file.call('add', (handle, who) => {
         checkEntry(who, entry);
-        if (handle.add.run(entry.id, ...toRow(entry)).changes === 0) throw duplicateIdError(who, entry.id);
+        const listed = checkReplaces(who, entry, replaces);
+        return handle.db.transaction(() => {
+          if (handle.add.run(entry.id, ...toRow(entry)).changes === 0) throw duplicateIdError(who, entry.id);
+          const removed = listed.filter((r) => {
+            const row = handle.get.get(r.id);
+            return isReplaceable(row && fromRow(row), r, entry);
+          });
+          for (const { id } of removed) handle.remove.run(id);
+          return removed.map(({ id }) => id);
+        })();
       }),
     update: (entry) =>
       file.call('update', (handle, who) => {

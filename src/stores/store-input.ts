@@ -1,6 +1,6 @@
 import { ArgumentError } from '../errors/argument-error.js';
 import { FailwiseError } from '../errors/failwise-error.js';
-import type { OutboxEntry } from './outbox-store.js';
+import type { OutboxEntry, ReplacedEntry } from './outbox-store.js';
 import { isRecord } from '../policy/is-record.js';
 
 /*
@@ -83,6 +83,12 @@ function entryProblem(entry: unknown): string | undefined {
       entry.orderKey,
     ],
     [
+      entry.replaceKey === undefined || typeof entry.replaceKey === 'string',
+      'replaceKey',
+      'a string or undefined',
+      entry.replaceKey,
+    ],
+    [
       Number.isInteger(entry.attempts) && (entry.attempts as number) >= 0,
       'attempts',
       'an integer >= 0',
@@ -156,3 +162,48 @@ export const unknownIdError = (who: string, id: string): FailwiseError =>
   new FailwiseError(
     `${who}: no entry with id ${JSON.stringify(id)} to update (it was removed or never added)`,
   );
+
+/**
+ * Throws an ArgumentError unless `replaces` is undefined or a list of `{ id, attempts }` for an entry that has a
+ * `replaceKey`; answers the list (empty when undefined).
+ * @internal
+ */
+export function checkReplaces(who: string, entry: OutboxEntry, replaces: unknown): readonly ReplacedEntry[] {
+  if (replaces === undefined) return [];
+  const ok =
+    Array.isArray(replaces) &&
+    replaces.every(
+      (r: unknown) =>
+        isRecord(r) &&
+        typeof r.id === 'string' &&
+        r.id !== '' &&
+        r.id !== entry.id &&
+        Number.isInteger(r.attempts) &&
+        (r.attempts as number) >= 0,
+    );
+  if (!ok)
+    throw new ArgumentError(
+      who,
+      'replaces',
+      `expected a list of { id, attempts } of other entries (${got(replaces)})`,
+    );
+  if (replaces.length > 0 && entry.replaceKey === undefined)
+    throw new ArgumentError(who, 'replaces', 'only an entry with a replaceKey replaces others');
+  return replaces as readonly ReplacedEntry[];
+}
+
+/**
+ * Whether `stored` may be removed by the add of `entry` that lists it (`ReplacedEntry`); a store with claims
+ * also checks that no other live runner claims it.
+ * @internal
+ */
+export const isReplaceable = (
+  stored: OutboxEntry | undefined,
+  replaced: ReplacedEntry,
+  entry: OutboxEntry,
+): boolean =>
+  stored !== undefined &&
+  stored.status === 'pending' &&
+  stored.attempts === replaced.attempts &&
+  entry.replaceKey !== undefined &&
+  stored.replaceKey === entry.replaceKey;

@@ -3,6 +3,7 @@ import { fleetSummary, fleetTable } from '../../bench/fleet/fleet-report.js';
 import { fleetSvg } from '../../bench/fleet/fleet-svg.js';
 import { DURATION_MS } from '../../bench/fleet/fleet-world.js';
 import { runFleet, type FleetReport } from '../../bench/fleet/run-fleet.js';
+import { backOnlineTable, runBackOnline } from '../../bench/fleet/back-online.js';
 
 /** Figures without the real time they took, which is the one thing a rerun may change. */
 const figuresOf = (report: FleetReport) =>
@@ -53,4 +54,26 @@ describe('fleet simulator', () => {
     expect(svg.match(/<polyline/g)).toHaveLength(3);
     expect(svg).toContain('simulated time (s)');
   }, 120_000);
+});
+
+// The back-online phase of npm run bench:fleet, small: phones that all come back online in one second.
+describe('fleet back online in one second', () => {
+  it('spreads the outbox retries with jitter: no later wave, drained sooner, fewer sends, every write sent', async () => {
+    const options = { phones: 20, seed: 3, writesPerPhone: 1, capacityPerSecond: 2 };
+    const report = await runBackOnline(options);
+    expect(await runBackOnline(options)).toEqual(report);
+    const [full, none] = report.runs;
+    expect([full!.jitter, none!.jitter]).toEqual(['full', 'none']);
+    for (const run of report.runs) {
+      expect(run.left).toBe(0);
+      // Every phone's first send arrives in the first second or two: the wave itself, the same either way.
+      expect(run.peak).toBeGreaterThanOrEqual(options.phones);
+    }
+    // Without jitter the phones that got a 503 come back together 40 s later, and again after each wait.
+    expect(none!.peakAfterFirstMinute).toBeGreaterThan(options.phones / 2);
+    expect(full!.peakAfterFirstMinute).toBeLessThanOrEqual(options.capacityPerSecond * 2);
+    expect(full!.drainedAfterS).toBeLessThan(none!.drainedAfterS / 10);
+    expect(full!.sendsPerWrite).toBeLessThan(none!.sendsPerWrite);
+    expect(backOnlineTable(report)).toContain('20 phones back online in one second');
+  }, 60_000);
 });

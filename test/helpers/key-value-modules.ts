@@ -1,3 +1,5 @@
+import type { Clock } from '../../src/clock/clock.js';
+
 /**
  * In-memory stand-ins for React Native's key-value modules, with the members and the semantics of the real ones
  * (their published types: `@react-native-async-storage/async-storage`'s `AsyncStorageStatic` and v3
@@ -117,4 +119,31 @@ export function fakeMmkv(device: Device, version: 3 | 4) {
     }
   }
   return version === 3 ? new MmkvV3() : new MmkvV4();
+}
+
+/**
+ * AsyncStorage whose every call takes time on `clock`: it is made (read or written, at once and whole) `delay()`
+ * ms after it is asked, and answers then, as a call that waits its turn behind other work on the native side.
+ * Two of them over one device are two runtimes whose calls interleave.
+ */
+export function slowAsyncStorage(device: Device, clock: Clock, delay: () => number) {
+  const later = <T>(fn: () => T) =>
+    new Promise<void>((resolve) => clock.setTimeout(() => resolve(), delay())).then(fn);
+  return {
+    getItem: (key: string): Promise<string | null> =>
+      later(() => {
+        device.beforeRead();
+        return device.values.get(key) ?? null;
+      }),
+    setItem: (key: string, value: string): Promise<void> =>
+      later(() => {
+        device.beforeWrite();
+        device.values.set(key, value);
+      }),
+    removeItem: (key: string): Promise<void> =>
+      later(() => {
+        device.beforeWrite();
+        device.values.delete(key);
+      }),
+  };
 }

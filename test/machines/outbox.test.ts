@@ -498,7 +498,7 @@ describe('outboxMachine decisions (pure)', () => {
   it('sends nothing while offline, but dead-letters what expired or ran out of attempts', () => {
     const ctx = context(
       [pending('old', { createdAt: -604_800_000 }), pending('spent', { attempts: 10 }), pending('fresh')],
-      {},
+      { durable: { maxAttempts: 10 } },
       { online: false },
     );
     expect(planDispatch(ctx)).toEqual([

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defaultPolicy } from '../../src/policy/defaults.js';
 import {
+  spreadMs,
   deadBeforeSend,
   durableBackoffMs,
   durableExpiresAt,
@@ -98,7 +99,11 @@ describe('deadBeforeSend', () => {
   });
 
   it('dead-letters an entry that has used maxAttempts attempts', () => {
-    expect(deadBeforeSend(durable(), { attempts: 10, createdAt: 0 }, 0)).toBe('attempts-exhausted');
+    expect(deadBeforeSend(durable({ maxAttempts: 10 }), { attempts: 10, createdAt: 0 }, 0)).toBe(
+      'attempts-exhausted',
+    );
+    expect(deadBeforeSend(durable(), { attempts: 999, createdAt: 0 }, 0)).toBeUndefined();
+    expect(deadBeforeSend(durable(), { attempts: 1_000, createdAt: 0 }, 0)).toBe('attempts-exhausted');
   });
 
   it('dead-letters an entry maxAgeMs old', () => {
@@ -192,5 +197,28 @@ describe('wakesWhenOnline', () => {
   it('reads a Retry-After of 0 as no wait asked for', () => {
     expect(wakesWhenOnline(failure('offline'), 0)).toBe(true);
     expect(wakesWhenOnline({ ...failure('offline'), retryAfterMs: 0 })).toBe(true);
+  });
+});
+
+describe('spreadMs (policy.durable.jitter)', () => {
+  it('spreads a wait by the draw: full up to it, equal from half of it, none not at all', () => {
+    expect([0, 0.25, 0.999].map((r) => spreadMs(40_000, 'full', r))).toEqual([0, 10_000, 39_960]);
+    expect([0, 0.25, 0.999].map((r) => spreadMs(40_000, 'equal', r))).toEqual([20_000, 25_000, 39_980]);
+    expect(spreadMs(40_000, 'none', 0.25)).toBe(40_000);
+  });
+
+  it('waits exactly without a draw in [0, 1), and never less than a Retry-After', () => {
+    for (const random of [undefined, -0.1, 1, Number.NaN])
+      expect(spreadMs(40_000, 'full', random)).toBe(40_000);
+    const policy = durable({ jitter: 'full' });
+    expect(nextDurableAttemptAt(policy, 3, 1_000, undefined, 0.5)).toBe(1_000 + 20_000);
+    expect(nextDurableAttemptAt(policy, 3, 1_000, 30_000, 0.5)).toBe(1_000 + 30_000);
+    expect(
+      durableVerdict(policy, { attempts: 3, createdAt: 0 }, 1_000, { retryable: true, random: 0.1 }),
+    ).toEqual({
+      verdict: 'retry',
+      nextAttemptAt: 5_000,
+      delayMs: 4_000,
+    });
   });
 });

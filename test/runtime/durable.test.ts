@@ -52,8 +52,10 @@ describe('lifetime: durable', () => {
     expect(h.clock.pending()).toBe(0);
   });
 
-  it('with the defaults, rides out about 49 minutes of 503s: sends at 0, 40 s, 6 min, 49 min, then dead-lettered (docs/durable.md)', async () => {
-    const h = harness([{ reply: respond(503) }]);
+  it('with maxAttempts 10 and no jitter, rides out about 49 minutes of 503s: sends at 0, 40 s, 6 min, 49 min, then dead-lettered (docs/durable.md)', async () => {
+    const h = harness([{ reply: respond(503) }], {
+      policy: { durable: { maxAttempts: 10, jitter: 'none' } },
+    });
     const sentAt: number[] = [];
     const send = h.transport.send.bind(h.transport);
     h.transport.send = (request) => (sentAt.push(h.clock.now()), send(request));
@@ -73,6 +75,32 @@ describe('lifetime: durable', () => {
       sends[3],
     ]);
     expect(sentAt.at(-1)! / 60_000).toBeCloseTo(48.7, 1);
+  });
+
+  it('with the defaults, keeps trying for 7 days (maxAgeMs), its waits spread by full jitter, then dead-letters it as expired', async () => {
+    const h = harness([{ reply: respond(503) }]);
+    const sentAt: number[] = [];
+    const send = h.transport.send.bind(h.transport);
+    h.transport.send = (request) => (sentAt.push(h.clock.now()), send(request));
+    void h.client.request(order);
+    await h.clock.runAll(8 * 86_400_000);
+    const [entry] = await h.client.outbox.list();
+    expect(entry).toMatchObject({ status: 'dead', deadReason: 'expired' });
+    // Sends of 3 attempts each (at t, t + 100, t + 300). After send k the backoff is 10 s * 2^(3k - 1), at most
+    // 5 h (from send 4 on: 20,480 s), and full jitter with the harness's random 0.5 waits half of it: 20 s,
+    // 160 s, 1,280 s, then 9,000 s each time.
+    const starts = sentAt.filter((_, i) => i % 3 === 0);
+    const gaps = starts.slice(1).map((t, i) => t - starts[i]!);
+    expect(gaps.slice(0, 3)).toEqual([20_300, 160_300, 1_280_300]);
+    expect(new Set(gaps.slice(3))).toEqual(new Set([9_000_300]));
+    // Until the entry is 7 days old: 4 sends in the first 1,460,900 ms, then 67 more 9,000,300 ms apart (the
+    // 68th would come at 613,481,300 ms, past 604,800,000), far below maxAttempts (1,000).
+    expect(starts).toHaveLength(71);
+    expect(starts.at(-1)!).toBeLessThan(604_800_000);
+    expect(starts.at(-1)! + 9_000_300).toBeGreaterThanOrEqual(604_800_000);
+    expect(entry!.attempts).toBe(sentAt.length);
+    expect(entry!.attempts).toBeLessThan(1_000);
+    await h.client.close();
   });
 
   it('keeps the key the request gave', async () => {
@@ -520,6 +548,117 @@ describe('client.outbox.flush and remove', () => {
     expect(await h.client.outbox.size()).toBe(0);
     connectivity.set('online');
     expect(await settled(h, h.client.outbox.flush())).toEqual({ sent: 0, failed: 0, pending: 0 });
+    expect(h.transport.calls).toHaveLength(0);
+    await h.client.close();
+  });
+});
+
+describe('replaceKey', () => {
+  const draft = (text: string) =>
+    ({
+      method: 'PUT',
+      path: '/v1/drafts/7',
+      body: JSON.stringify({ text }),
+      lifetime: 'durable',
+      replaceKey: 'draft-7',
+    }) as const;
+
+  it('sends a draft saved five times offline once, the last, and tells each older one it was replaced', async () => {
+    const connectivity = manualConnectivity('offline');
+    const h = harness([{ reply: respond(200) }], { connectivity });
+    const outcomes: Outcome[] = [];
+    for (const text of ['a', 'ab', 'abc', 'abcd', 'abcde'])
+      outcomes.push(await settled(h, h.client.request(draft(text))));
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(Array(5).fill('deferred'));
+    const ids = outcomes.map((outcome) => (outcome as { entryId: string }).entryId);
+    const stored = await h.client.outbox.list();
+    expect(stored.map((entry) => [entry.id, entry.request.body])).toEqual([[ids[4], '{"text":"abcde"}']]);
+    expect(stored[0]!.replaceKey).toBe('draft-7');
+    const replaced = h.events.filter((event) => event.type === 'outbox-changed' && 'reason' in event);
+    expect(replaced).toEqual(
+      [0, 1, 2, 3].map((i) => ({
+        type: 'outbox-changed',
+        change: 'entry-replaced',
+        entryId: ids[i],
+        reason: 'replaced',
+        replacedBy: ids[i + 1],
+      })),
+    );
+
+    connectivity.set('online');
+    await settled(h, h.client.outbox.flush());
+    expect(h.transport.calls.map((call) => call.body)).toEqual(['{"text":"abcde"}']);
+    expect(await h.client.outbox.size()).toBe(0);
+    await h.client.close();
+  });
+
+  it('replaces only entries with its own key, and leaves an entry with it that is being sent', async () => {
+    const h = harness([
+      { reply: respond(200), latencyMs: 1_000 },
+      { reply: respond(200) },
+      { reply: respond(200) },
+    ]);
+    // The first save is sent at once and takes a second: in flight, it is not replaced.
+    const first = h.client.request(draft('a'));
+    await h.clock.increment(10);
+    expect(h.transport.calls).toHaveLength(1);
+    const other = { ...draft('other'), path: '/v1/drafts/8', replaceKey: 'draft-8' };
+    const second = h.client.request(draft('ab'));
+    const third = h.client.request(other);
+    await h.clock.runAll();
+    expect(await first).toMatchObject({ status: 'succeeded' });
+    await Promise.all([second, third]);
+    expect(h.transport.calls.map((call) => call.body)).toEqual([
+      '{"text":"a"}',
+      '{"text":"ab"}',
+      '{"text":"other"}',
+    ]);
+    expect(h.events.some((event) => event.type === 'outbox-changed' && 'reason' in event)).toBe(false);
+    await h.client.close();
+  });
+
+  it('puts back what it replaced when its request ended before its write landed: no draft is lost', async () => {
+    const { store, base, release } = stuckStore();
+    await base.add({
+      id: 'older',
+      createdAt: 0,
+      request: { method: 'PUT', path: '/v1/drafts/7', headers: {}, body: '{"text":"a"}' },
+      idempotencyKey: 'key-older',
+      replaceKey: 'draft-7',
+      attempts: 1,
+      nextAttemptAt: 60_000,
+      failures: [],
+      status: 'pending',
+    });
+    const h = harness([], { store, connectivity: manualConnectivity('offline') });
+    const outcome = h.client.request({ ...draft('ab'), deadlineMs: 2_000 });
+    await h.clock.increment(2_000);
+    expect(await outcome).toMatchObject({ status: 'failed', reason: 'budget-exhausted', attempts: 0 });
+    // The write lands late, replacing the older draft: it is taken back, and the older draft is written again
+    // (an add of this store, which answers once released).
+    release();
+    await h.clock.runAll();
+    expect(await base.list()).toEqual([]);
+    release();
+    await h.clock.runAll();
+    expect((await base.list()).map((entry) => [entry.id, entry.request.body])).toEqual([
+      ['older', '{"text":"a"}'],
+    ]);
+    expect(h.events.some((event) => event.type === 'outbox-changed' && 'reason' in event)).toBe(false);
+    const closing = h.client.close();
+    await h.clock.runAll();
+    await closing;
+  });
+
+  it('refuses a replaceKey that is not a non-empty string, or on a request that is not durable, naming it', async () => {
+    const h = harness([]);
+    await expect(h.client.request({ ...draft('a'), replaceKey: '' })).rejects.toThrow(RequestError);
+    await expect(h.client.request({ ...draft('a'), replaceKey: 5 as never })).rejects.toThrow(
+      'request.replaceKey: expected a non-empty string, got 5',
+    );
+    await expect(h.client.request({ path: '/v1/drafts/7', replaceKey: 'draft-7' })).rejects.toThrow(
+      'request.replaceKey: only a durable request has a replace key',
+    );
     expect(h.transport.calls).toHaveLength(0);
     await h.client.close();
   });

@@ -253,6 +253,7 @@ describe('inspection and secrets (rule 9)', () => {
       'policy.attemptHeader: string',
       'policy.health.reprobeJitter: string',
       'policy.durable.backoff: string',
+      'policy.durable.jitter: string',
       'policy.durable.order: string',
     ]);
     expect(leaves.filter((leaf) => !/: (number|string)$/.test(leaf))).toEqual([]);

@@ -504,7 +504,7 @@ describe('createOutboxRunner', () => {
     const runner = createOutboxRunner({
       store,
       clock,
-      policy: definePolicy({}),
+      policy: definePolicy({ durable: { maxAttempts: 10 } }),
       send: async (entry) => {
         seen.push(entry.attempts, (await store.get(entry.id))!.attempts);
         return SENT;

@@ -63,6 +63,7 @@ const FIELDS = [
   'body',
   'lifetime',
   'orderKey',
+  'replaceKey',
   'cacheKey',
   'idempotencyKey',
   'idempotent',
@@ -102,6 +103,7 @@ const validRequest: fc.Arbitrary<Record<string, unknown>> = fc
     deadlineMs: fc.oneof(fc.constant(undefined), fc.integer({ min: 1, max: MAX })),
     signal: fc.constantFrom<'none' | 'live' | 'aborted'>('none', 'live', 'aborted'),
     orderKey: fc.option(printable, { nil: undefined }),
+    replaceKey: fc.option(printable, { nil: undefined }),
     cacheKey: fc.option(printable, { nil: undefined }),
   })
   .map((v) => {
@@ -123,6 +125,7 @@ const validRequest: fc.Arbitrary<Record<string, unknown>> = fc
             ? AbortSignal.abort()
             : undefined,
       orderKey: v.lifetime === 'durable' ? v.orderKey : undefined,
+      replaceKey: v.lifetime === 'durable' ? v.replaceKey : undefined,
       cacheKey: v.lifetime === 'cached' ? v.cacheKey : undefined,
     };
     // A field left undefined is also a field left out: both happen in apps.
@@ -138,6 +141,7 @@ const INVALID: Record<Field, readonly unknown[]> = {
   body: [5, {}, true, new Blob(['x']), new ReadableStream(), new FormData()],
   lifetime: ['forever', '', 5, null, true, 'Durable'],
   orderKey: ['', 5, null, {}],
+  replaceKey: ['', 5, null, {}],
   cacheKey: ['', 5, null, {}],
   idempotencyKey: ['', '   ', 'a\nb', 'é', 5, null, true, {}],
   idempotent: ['true', 1, 0, null, {}],
@@ -150,13 +154,14 @@ const oneInvalid = fc.tuple(validRequest, fc.constantFrom(...FIELDS), fc.nat()).
   const values = INVALID[field];
   const bad = { ...request, [field]: values[i % values.length] };
   // orderKey and cacheKey are checked against their lifetime first; give them theirs.
-  if (field === 'orderKey') bad.lifetime = 'durable';
+  if (field === 'orderKey' || field === 'replaceKey') bad.lifetime = 'durable';
   if (field === 'cacheKey') Object.assign(bad, { lifetime: 'cached', method: 'GET', body: undefined });
   if (field === 'body') Object.assign(bad, { method: 'POST', lifetime: undefined });
   if (field === 'path' && bad.lifetime === 'cached') bad.lifetime = undefined;
   if (bad.path === undefined) bad.path = '/x';
   // Keys that only a durable or a cached request may have go with a changed lifetime.
   if (field !== 'orderKey' && bad.lifetime !== 'durable') delete bad.orderKey;
+  if (field !== 'replaceKey' && bad.lifetime !== 'durable') delete bad.replaceKey;
   if (field !== 'cacheKey' && bad.lifetime !== 'cached') delete bad.cacheKey;
   return { request: bad, field };
 });

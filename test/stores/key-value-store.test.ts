@@ -7,7 +7,8 @@ import { FailwiseError } from '../../src/errors/failwise-error.js';
 import { keyValueStore, type CorruptEntryReport } from '../../src/react-native.js';
 import { createFailoverClient, type FailoverClient } from '../../src/runtime/create-failover-client.js';
 import type { OutboxEntry } from '../../src/stores/outbox-store.js';
-import { Device, fakeAsyncStorage, fakeMmkv } from '../helpers/key-value-modules.js';
+import type { Clock } from '../../src/clock/clock.js';
+import { Device, fakeAsyncStorage, fakeMmkv, slowAsyncStorage } from '../helpers/key-value-modules.js';
 import { closedPort, useLoopback } from '../helpers/loopback-server.js';
 import { respond, scriptedTransport } from '../helpers/scripted-transport.js';
 import { describeOutboxStore, makeEntry } from './store-contract.js';
@@ -22,16 +23,47 @@ const shapes = {
 };
 type Shape = keyof typeof shapes;
 
-for (const [name, make] of Object.entries(shapes))
+/**
+ * A clock on which only waiting moves time: a timer fires on the next turn of the event loop, at its due time,
+ * and a read or a write of the storage takes none. The lease's wait then costs no real time and its own
+ * read-to-write always counts, however loaded the machine running the tests is.
+ */
+function steppingClock(): Clock {
+  let now = 0;
+  return {
+    now: () => now,
+    setTimeout: (fn, ms) =>
+      setImmediate(() => {
+        now += ms;
+        fn();
+      }),
+    clearTimeout: (handle) => clearImmediate(handle as ReturnType<typeof setImmediate>),
+  };
+}
+
+for (const [name, make] of Object.entries(shapes)) {
   describeOutboxStore(`keyValueStore over ${name}`, async () => {
     const storage = make(new Device());
+    const clock = steppingClock();
     // Another handle on the same module object: a second client in the same app, or the same one after close().
     return {
-      store: keyValueStore(storage),
-      reopen: async () => keyValueStore(storage),
+      store: keyValueStore(storage, { clock }),
+      reopen: async () => keyValueStore(storage, { clock }),
       cleanup: async () => {},
     };
   });
+  describeOutboxStore(`keyValueStore over ${name}, reopened by another runtime`, async () => {
+    const device = new Device();
+    const clock = steppingClock();
+    // Another module object on the same device: a headless or background runtime beside the app's, or the app
+    // started again. Only the storage is shared, as between two runtimes: the lease must be in it.
+    return {
+      store: keyValueStore(make(device), { clock }),
+      reopen: async () => keyValueStore(make(device), { clock }),
+      cleanup: async () => {},
+    };
+  });
+}
 
 /** Reports kept for the test to read, instead of going to the console. */
 function reports() {
@@ -71,8 +103,9 @@ describe('keyValueStore: what it writes', () => {
 
   it('keeps the queues of two prefixes on one storage apart, each with its own lease', async () => {
     const storage = fakeMmkv(new Device(), 4);
-    const first = keyValueStore(storage, { prefix: 'one' });
-    const second = keyValueStore(storage, { prefix: 'two' });
+    const clock = steppingClock();
+    const first = keyValueStore(storage, { prefix: 'one', clock });
+    const second = keyValueStore(storage, { prefix: 'two', clock });
     await first.add(makeEntry('a'));
     await second.add(makeEntry('a', { attempts: 5 }));
     expect((await first.get('a'))?.attempts).toBe(0);
@@ -107,20 +140,36 @@ describe('keyValueStore: what it writes', () => {
     expect(() => keyValueStore(storage, { onCorrupt: 'log' as never })).toThrow(
       /options\.onCorrupt: expected a function/,
     );
+    expect(() => keyValueStore(storage, { leaseSettleMs: 0 })).toThrow(
+      'keyValueStore: options.leaseSettleMs: expected a finite number > 0',
+    );
+    expect(() => keyValueStore(storage, { clock: {} as never })).toThrow(
+      'keyValueStore: options.clock: expected a Clock (now, setTimeout, clearTimeout)',
+    );
   });
 });
 
 describe('keyValueStore across a restart of the app', () => {
-  it('keeps the queue, and the lease of the killed app is free at once: it lived in that runtime only', async () => {
+  it('keeps the queue, and the lease of the killed app frees when its expiry passes: it is in the storage', async () => {
     const device = new Device();
-    const before = keyValueStore(fakeMmkv(device, 4));
+    const clock = steppingClock();
+    const before = keyValueStore(fakeMmkv(device, 4), { clock });
     await before.add(makeEntry('a'));
     expect(await before.acquireLease('old-app', 30_000, 0)).toBe(true);
-    // The app is killed: no close(), no releaseLease. It starts again on the same disk.
-    const after = keyValueStore(fakeMmkv(device, 4));
+    expect(JSON.parse(device.values.get('failwise-outbox:lease')!)).toEqual({
+      owner: 'old-app',
+      expiresAt: 30_000,
+    });
+    // The app is killed: no close(), no releaseLease. It starts again on the same disk, where the dead app's
+    // lease cannot be told from a live background runtime's: it stands until it expires.
+    const after = keyValueStore(fakeMmkv(device, 4), { clock });
     expect(await after.list()).toEqual([makeEntry('a')]);
-    expect(await after.acquireLease('new-app', 30_000, 1)).toBe(true);
+    expect(await after.acquireLease('new-app', 30_000, 1)).toBe(false);
+    expect(await after.acquireLease('new-app', 30_000, 29_999)).toBe(false);
+    expect(await after.acquireLease('new-app', 30_000, 30_000)).toBe(true);
     await after.close();
+    // Closing gave it back: nothing of the lease is left in the storage.
+    expect(device.values.has('failwise-outbox:lease')).toBe(false);
   });
 
   describe('under a client: a durable write made offline is sent once by the next start', () => {
@@ -169,6 +218,95 @@ describe('keyValueStore across a restart of the app', () => {
         expect(Buffer.from(server.requests[0]!.body, 'latin1')).toEqual(Buffer.from(body));
         expect([...device.values.keys()]).toEqual(['failwise-outbox:index']);
       });
+  });
+});
+
+describe('keyValueStore: the lease across runtimes, with no compare-and-set', () => {
+  // Two runtimes (an app and a background task) over one device, each with its own module object, whose calls
+  // take 0 to 40 simulated ms each and so interleave in every order: a claim's read and write together may
+  // take longer than the 50 ms the lease waits, and such a claim must not count. Fixed seed.
+  const SETTLE_MS = 50;
+
+  it('never lets both hold it at once, whatever the order their reads and writes land in', async () => {
+    let overwritten = 0;
+    let holds = 0;
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.nat({ max: 40 }), { minLength: 8, maxLength: 48 }),
+        fc.tuple(fc.nat({ max: 60 }), fc.nat({ max: 60 })),
+        fc.integer({ min: 1, max: 3 }),
+        async (delays, starts, rounds) => {
+          const clock = simulatedClock();
+          const device = new Device();
+          let next = 0;
+          const delay = () => delays[next++ % delays.length]!;
+          const sleep = (ms: number) => new Promise<void>((resolve) => clock.setTimeout(() => resolve(), ms));
+          const held: Array<{ owner: string; from: number; to: number }> = [];
+          const runtime = async (owner: string, start: number) => {
+            const storage = slowAsyncStorage(device, clock, delay);
+            const setItem = storage.setItem;
+            // Counts the claims written over another owner's: both read the lease free, the race itself.
+            storage.setItem = (key, value) => {
+              const before = device.values.get(key);
+              if (key.endsWith(':lease') && before && !before.includes(`"${owner}"`)) overwritten += 1;
+              return setItem(key, value);
+            };
+            const store = keyValueStore(storage, { clock, leaseSettleMs: SETTLE_MS });
+            await sleep(start);
+            for (let round = 0, tries = 0; round < rounds && tries < 30; tries += 1) {
+              if (await store.acquireLease(owner, 1_000, clock.now())) {
+                const from = clock.now();
+                await sleep(25); // sending
+                held.push({ owner, from, to: clock.now() });
+                await store.releaseLease(owner);
+                round += 1;
+              } else await sleep(30);
+            }
+            await store.close();
+          };
+          const both = Promise.all([runtime('app', starts[0]), runtime('background', starts[1])]);
+          await clock.runAll();
+          await both;
+          holds += held.length;
+          for (const a of held)
+            for (const b of held)
+              if (a.owner !== b.owner)
+                expect(a.to <= b.from || b.to <= a.from, JSON.stringify(held)).toBe(true);
+        },
+      ),
+      { numRuns: 200, seed: 32 },
+    );
+    // The runs raced (claims written over each other's), and the lease was held, one runtime at a time.
+    expect(overwritten).toBeGreaterThan(20);
+    expect(holds).toBeGreaterThan(200);
+  });
+
+  it('does not count a claim whose own read and write took longer than the wait, and refuses it until it expires', async () => {
+    const clock = simulatedClock();
+    const device = new Device();
+    let slow = true;
+    const storage = slowAsyncStorage(device, clock, () => (slow ? 30 : 1));
+    const store = keyValueStore(storage, { clock, leaseSettleMs: SETTLE_MS });
+    const claim = store.acquireLease('app', 1_000, 0);
+    await clock.runAll();
+    // Read and written in 60 ms: another runtime's claim could have landed in between unseen.
+    expect(await claim).toBe(false);
+    expect(JSON.parse(device.values.get('failwise-outbox:lease')!)).toEqual({
+      owner: 'app',
+      expiresAt: 1_000,
+    });
+    slow = false;
+    const again = store.acquireLease('app', 1_000, clock.now());
+    await clock.runAll();
+    expect(await again).toBe(false);
+    await clock.set(1_000);
+    const expired = store.acquireLease('app', 1_000, clock.now());
+    await clock.runAll();
+    expect(await expired).toBe(true);
+    const closed = store.close();
+    await clock.runAll();
+    await closed;
+    expect(device.values.has('failwise-outbox:lease')).toBe(false);
   });
 });
 
@@ -256,7 +394,7 @@ describe('keyValueStore: atomic with single-key writes', () => {
 
   async function run(store: ReturnType<typeof keyValueStore>, next: Op): Promise<void> {
     if (next.kind === 'remove') return store.remove(next.id);
-    return store[next.kind](entryOf(next)).catch((error: unknown) => {
+    await store[next.kind](entryOf(next)).catch((error: unknown) => {
       // A taken id or a missing one: refused, as the model says; anything else is a failure of the test.
       if (!/exists already|no entry with id/.test((error as Error).message)) throw error;
     });
@@ -417,7 +555,7 @@ describe('keyValueStore: data it cannot read', () => {
     const transport = scriptedTransport(clock, [{ reply: respond(200) }]);
     const client = createFailoverClient({
       origins: [{ id: 'primary', url: 'https://api.example.com' }],
-      store: keyValueStore(fakeAsyncStorage(device)),
+      store: keyValueStore(fakeAsyncStorage(device), { clock }),
       transport,
       clock,
     });

@@ -288,6 +288,72 @@ export function describeOutboxStore(
       });
     });
 
+    describe('replacing (add with replaces)', () => {
+      const draft = (id: string, overrides: Partial<OutboxEntry> = {}) =>
+        makeEntry(id, { replaceKey: 'draft-7', ...overrides });
+
+      it('removes a pending entry with the same replaceKey and the attempts the caller saw, in the add', async () => {
+        await store.add(draft('a', { attempts: 2 }));
+        await store.add(makeEntry('b'));
+        expect(await store.add(draft('c'), [{ id: 'a', attempts: 2 }])).toEqual(['a']);
+        expect(await store.get('a')).toBeUndefined();
+        expect((await store.list()).map((entry) => entry.id)).toEqual(['b', 'c']);
+        expect(await store.get('c')).toEqual(draft('c'));
+      });
+
+      it('leaves one counted since, a dead one, one of another replaceKey and a missing one, and adds', async () => {
+        await store.add(draft('counted', { attempts: 1 }));
+        await store.update(draft('counted', { attempts: 2 })); // a runner counted a send of it meanwhile
+        await store.add(draft('dead', { status: 'dead', deadReason: 'attempts-exhausted' }));
+        await store.add(makeEntry('other', { replaceKey: 'draft-8' }));
+        await store.add(makeEntry('keyless'));
+        const replaces = [
+          { id: 'counted', attempts: 1 },
+          { id: 'dead', attempts: 0 },
+          { id: 'other', attempts: 0 },
+          { id: 'keyless', attempts: 0 },
+          { id: 'never-added', attempts: 0 },
+        ];
+        expect(await store.add(draft('new'), replaces)).toEqual([]);
+        expect((await store.list()).map((entry) => entry.id)).toEqual([
+          'counted',
+          'dead',
+          'other',
+          'keyless',
+          'new',
+        ]);
+      });
+
+      it('removes every listed one that is replaceable, and nothing when the add is refused', async () => {
+        for (const id of ['a', 'b', 'c']) await store.add(draft(id));
+        const add = store.add(draft('c'), [{ id: 'a', attempts: 0 }]);
+        await expect(add).rejects.toThrow(/"c" exists already/);
+        expect((await store.list()).map((entry) => entry.id)).toEqual(['a', 'b', 'c']);
+        expect(
+          await store.add(draft('d'), [
+            { id: 'a', attempts: 0 },
+            { id: 'b', attempts: 0 },
+          ]),
+        ).toEqual(['a', 'b']);
+        expect((await store.list()).map((entry) => entry.id)).toEqual(['c', 'd']);
+      });
+
+      it('refuses replaces for an entry without a replaceKey, or of bad shape, with an ArgumentError', async () => {
+        await store.add(draft('a'));
+        await expect(store.add(makeEntry('b'), [{ id: 'a', attempts: 0 }])).rejects.toThrow(
+          /replaces: only an entry with a replaceKey replaces others/,
+        );
+        await expect(store.add(draft('b'), [{ id: 'a' } as never])).rejects.toThrow(ArgumentError);
+        await expect(store.add(draft('b'), [{ id: 'b', attempts: 0 }])).rejects.toThrow(
+          /replaces: expected a list of \{ id, attempts \} of other entries/,
+        );
+        await expect(store.add(makeEntry('b', { replaceKey: 5 as never }))).rejects.toThrow(
+          /entry\.replaceKey: expected a string or undefined/,
+        );
+        expect((await store.list()).map((entry) => entry.id)).toEqual(['a']);
+      });
+    });
+
     describe('lease', () => {
       it('grants a free lease', async () => {
         expect(await store.acquireLease('a', 1_000, 0)).toBe(true);
@@ -423,6 +489,14 @@ export function describeOutboxStore(
           await reopened.add(makeEntry('gone'));
           await expect(reopened.add(makeEntry('a'))).rejects.toThrow(/"a" exists already/);
           expect((await reopened.list()).map((entry) => entry.id)).toEqual(['c', 'a', 'b', 'gone']);
+        });
+
+        it('keeps a replacement after close and reopen: the replaced entry stays gone', async () => {
+          await store.add(makeEntry('a', { replaceKey: 'k' }));
+          await store.add(makeEntry('b', { replaceKey: 'k' }), [{ id: 'a', attempts: 0 }]);
+          await store.close();
+          const reopened = await reopen();
+          expect(await reopened.list()).toEqual([makeEntry('b', { replaceKey: 'k' })]);
         });
 
         it('shares entries and the lease with a second handle open at the same time', async () => {
