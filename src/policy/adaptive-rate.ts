@@ -89,9 +89,9 @@ export function returnSendSlot(state: AdaptiveRate): AdaptiveRate {
 }
 
 /** The answer rate, counted in half-second buckets and smoothed. */
-function measured(state: AdaptiveRate, nowS: number): AdaptiveRate {
+function measured(state: AdaptiveRate, nowS: number, count: number): AdaptiveRate {
   const bucketS = Math.floor(nowS * 2) / 2;
-  const answers = state.answers + 1;
+  const answers = state.answers + count;
   if (!(bucketS > state.bucketS)) return { ...state, answers };
   const rate = answers / (bucketS - state.bucketS);
   return {
@@ -108,16 +108,18 @@ const timeWindowOf = (maxRate: number, beta: number) => Math.cbrt((maxRate * (1 
 /**
  * The state after the origin answered at `now`: `throttled` (a 429) drops the rate to `beta` times the rate
  * measured (or in force), and switches the bucket on; any other answer lets the rate climb back along the CUBIC
- * curve, never past twice the rate measured.
+ * curve, never past twice the rate measured. `answers` counts this answer and any that came before it in the same
+ * half-second bucket and were not noted (`changesOnlyItsCount`).
  */
 export function noteAnswer(
   state: AdaptiveRate,
   now: number,
   throttled: boolean,
   options: AdaptiveRateOptions,
+  answers = 1,
 ): AdaptiveRate {
   const nowS = now / 1000;
-  let next = measured(state, nowS);
+  let next = measured(state, nowS, answers);
   let rate: number;
   if (throttled) {
     const rateAtThrottle = next.enabled ? Math.min(next.measuredRate, next.fillRate) : next.measuredRate;
@@ -142,4 +144,13 @@ export function noteAnswer(
   // backoff as before, and the attempts after it are the ones slowed.
   const capacity = state.enabled ? Math.min(bucket.capacity, maxCapacity) : maxCapacity;
   return { ...bucket, fillRate, maxCapacity, capacity };
+}
+
+/**
+ * Whether an answer at `now` that is not a throttle would change nothing but the count of answers in the current
+ * half-second bucket: the bucket is off and `now` is still in that bucket. Its owner may count such answers
+ * itself and pass the count to the next `noteAnswer`, which then does exactly what noting each would have done.
+ */
+export function changesOnlyItsCount(state: AdaptiveRate, now: number): boolean {
+  return !state.enabled && !(Math.floor((now / 1000) * 2) / 2 > state.bucketS);
 }

@@ -86,36 +86,42 @@ function resetAtOf(text: string, now: number): number | undefined {
 }
 
 /**
- * A remaining / reset pair of separate fields (`prefix` + `remaining`, `prefix` + `reset`), both needed. The reset
- * is read only when the remaining count is there: most responses have neither, and every response is read.
+ * A remaining / reset pair of separate fields, both needed. The reset is read only when the remaining count is
+ * there: most responses have neither, and every response is read (the names are constants, so reading makes
+ * no string).
  */
 function fromPair(
-  get: (name: string) => string | null,
-  prefix: string,
+  headers: FieldReader,
+  [remainingName, resetName]: readonly [string, string],
   now: number,
 ): RateLimitFields | undefined {
-  const count = get(`${prefix}remaining`)?.trim();
+  const count = headers.get(remainingName)?.trim();
   if (count === undefined || !DIGITS.test(count)) return undefined;
-  const resetAt = resetAtOf(get(`${prefix}reset`)?.trim() ?? '', now);
+  const resetAt = resetAtOf(headers.get(resetName)?.trim() ?? '', now);
   return resetAt === undefined ? undefined : { remaining: Number(count), resetAt };
 }
 
+/** Reads a field by its lower-case name: a response's `Headers` is one. */
+export interface FieldReader {
+  get(name: string): string | null;
+}
+
+const RATELIMIT_PAIR = ['ratelimit-remaining', 'ratelimit-reset'] as const;
+const X_RATELIMIT_PAIR = ['x-ratelimit-remaining', 'x-ratelimit-reset'] as const;
+
 /**
  * What the response's rate-limit fields say, read at `now`, or `undefined` when it has none that can be read
- * (absent, malformed, or a reset without a remaining count). `get` reads a field by its lower-case name
- * (`headers.get` will do).
+ * (absent, malformed, or a reset without a remaining count). `headers` reads a field by its lower-case name
+ * (a response's `Headers` will do).
  */
-export function parseRateLimitFields(
-  get: (name: string) => string | null,
-  now: number,
-): RateLimitFields | undefined {
-  const field = get('ratelimit');
+export function parseRateLimitFields(headers: FieldReader, now: number): RateLimitFields | undefined {
+  const field = headers.get('ratelimit');
   const fields =
     (field === null ? undefined : fromRateLimitField(field, now)) ??
-    fromPair(get, 'ratelimit-', now) ??
-    fromPair(get, 'x-ratelimit-', now);
+    fromPair(headers, RATELIMIT_PAIR, now) ??
+    fromPair(headers, X_RATELIMIT_PAIR, now);
   if (fields === undefined) return undefined;
-  const policy = get('ratelimit-policy');
+  const policy = headers.get('ratelimit-policy');
   const quota = policy === null ? undefined : fromPolicyField(policy);
   return quota === undefined ? fields : { ...fields, policy: quota };
 }

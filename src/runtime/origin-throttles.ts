@@ -1,4 +1,5 @@
 import {
+  changesOnlyItsCount,
   initialAdaptiveRate,
   noteAnswer,
   returnSendSlot,
@@ -33,6 +34,8 @@ export interface OriginThrottles {
 interface OriginSlots {
   rate: AdaptiveRate;
   quota: SendQuota | undefined;
+  /** Answers not yet noted in `rate`: each changed only its bucket's count (the common answer, made no copy). */
+  uncounted: number;
 }
 
 interface Booking {
@@ -45,7 +48,8 @@ export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrot
   const bookings = new Map<string, Booking>();
   const slotsOf = (origin: string): OriginSlots => {
     let slots = origins.get(origin);
-    if (slots === undefined) origins.set(origin, (slots = { rate: initialAdaptiveRate, quota: undefined }));
+    if (slots === undefined)
+      origins.set(origin, (slots = { rate: initialAdaptiveRate, quota: undefined, uncounted: 0 }));
     return slots;
   };
   const release = (requestId: string) => {
@@ -94,8 +98,13 @@ export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrot
     },
     observe(origin, status, headers, at) {
       const slots = slotsOf(origin);
-      slots.rate = noteAnswer(slots.rate, at, status === 429, options);
-      const fields = parseRateLimitFields((name) => headers.get(name), at);
+      const throttled = status === 429;
+      if (!throttled && changesOnlyItsCount(slots.rate, at)) slots.uncounted++;
+      else {
+        slots.rate = noteAnswer(slots.rate, at, throttled, options, slots.uncounted + 1);
+        slots.uncounted = 0;
+      }
+      const fields = parseRateLimitFields(headers, at);
       if (fields !== undefined) slots.quota = mergeQuota(slots.quota, fields, at);
     },
     release,

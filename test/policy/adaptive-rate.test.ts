@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  changesOnlyItsCount,
   initialAdaptiveRate,
   noteAnswer,
   returnSendSlot,
@@ -93,5 +94,38 @@ describe('adaptive send rate', () => {
     expect(fills[4]).toBe(0.5);
     // The bucket still holds one token at least.
     expect(next.maxCapacity).toBe(1);
+  });
+});
+
+describe('answers counted by their owner (changesOnlyItsCount)', () => {
+  it('noting a count at once equals noting each answer, across buckets and a throttle', () => {
+    // Answers at these times (ms), the last a 429: buckets [0, 0.5), [0.5, 1), [1, 1.5).
+    const times = [0, 100, 200, 499, 500, 700, 900, 1_000, 1_200];
+    let each = initialAdaptiveRate as AdaptiveRate;
+    for (const at of times) each = noteAnswer(each, at, false, options);
+    each = noteAnswer(each, 1_300, true, options);
+
+    let folded = initialAdaptiveRate as AdaptiveRate;
+    let uncounted = 0;
+    const counted: boolean[] = [];
+    for (const at of times) {
+      const onlyCount = changesOnlyItsCount(folded, at);
+      counted.push(onlyCount);
+      if (onlyCount) uncounted++;
+      else {
+        folded = noteAnswer(folded, at, false, options, uncounted + 1);
+        uncounted = 0;
+      }
+    }
+    folded = noteAnswer(folded, 1_300, true, options, uncounted + 1);
+    // Only the answers that opened a new bucket were noted: 500 and 1,000 ms.
+    expect(counted).toEqual([true, true, true, true, false, true, true, false, true]);
+    expect(folded).toEqual(each);
+  });
+
+  it('is false once the bucket is on: every answer then moves the rate', () => {
+    const on = noteAnswer(initialAdaptiveRate, 0, true, options);
+    expect(on.enabled).toBe(true);
+    expect(changesOnlyItsCount(on, 100)).toBe(false);
   });
 });

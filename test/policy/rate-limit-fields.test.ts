@@ -5,10 +5,9 @@ import { parseListParams, parseRateLimitFields } from '../../src/policy/rate-lim
 const NOW = 1_000_000;
 
 /** A `get` over these fields (names lower-case, as `Headers` reads them). */
-const fields =
-  (values: Record<string, string>) =>
-  (name: string): string | null =>
-    values[name] ?? null;
+const fields = (values: Record<string, string>) => ({
+  get: (name: string): string | null => values[name] ?? null,
+});
 
 describe('parseRateLimitFields', () => {
   it('reads the RateLimit field: r remaining, t seconds to the reset', () => {
