@@ -6,12 +6,9 @@
 // while offline and is closed; a background launch over the same AsyncStorage loads the recipe, the stand-in
 // plays the OS starting the task, and the task must end only once the stored write has been sent, once, to a
 // real server on 127.0.0.1 and removed from the storage.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { FailoverClient } from '../../src/runtime/create-failover-client.js';
-import { blocks, declarations, swap, typeCheck } from '../helpers/doc-recipes.js';
+import { blocks, declarations, recipeModules, swap, typeCheck } from '../helpers/doc-recipes.js';
 import { closedPort, useLoopback } from '../helpers/loopback-server.js';
 import {
   standIns,
@@ -98,21 +95,7 @@ describe('the React Native background recipes of docs/recipes.md', () => {
   }, 60_000);
 });
 
-/** Copies of recipes are written here, so that `failwise` resolves as in every test; `.readme-*` is git-ignored. */
-let dir = '';
-let copies = 0;
-beforeAll(() => {
-  dir = mkdtempSync(join(fileURLToPath(new URL('.', import.meta.url)), '.readme-background-'));
-});
-afterAll(() => {
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
-});
-
-function writeModule(code: string): string {
-  const path = join(dir, `recipe-${++copies}.ts`);
-  writeFileSync(path, code);
-  return path;
-}
+const { write: writeModule } = recipeModules('background');
 
 interface AppModule {
   api: FailoverClient;

@@ -6,7 +6,7 @@
 // re-exports), and React Native's modules for stand-ins. Node has no browser window: the browser's
 // `navigator.onLine` and online/offline events are played by an EventTarget stubbed onto globalThis, the
 // documented API that browserConnectivity() reads.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { ApolloClient } from '@apollo/client';
@@ -14,11 +14,12 @@ import { gql } from '@apollo/client';
 import { MutationObserver, QueryObserver, onlineManager, type QueryClient } from '@tanstack/query-core';
 import type { Client as UrqlClient } from '@urql/core';
 import { HTTPError, type KyInstance } from 'ky';
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { RequestFailedError } from '../../src/errors/request-failed-error.js';
 import type { FailoverClient } from '../../src/runtime/create-failover-client.js';
 import { useLoopback, type HandlerContext } from '../helpers/loopback-server.js';
 import { standIns, type NetInfoStandIn } from '../helpers/react-native-stand-ins.js';
+import { recipeModules, swap } from '../helpers/doc-recipes.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const doc = readFileSync(join(root, 'docs/integrations.md'), 'utf8');
@@ -40,25 +41,7 @@ const recipe = (heading: string): string => {
   return found[0]![1];
 };
 
-/** Swaps `from` for `to`, which must occur exactly once in `code`. */
-function swap(code: string, from: string, to: string): string {
-  expect(code.split(from), `the recipe should contain ${from} once`).toHaveLength(2);
-  return code.replace(from, to);
-}
-
-let dir = '';
-let copies = 0;
-beforeAll(() => {
-  dir = mkdtempSync(join(fileURLToPath(new URL('.', import.meta.url)), '.readme-integrations-'));
-});
-afterAll(() => {
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
-});
-function writeModule(code: string): string {
-  const path = join(dir, `recipe-${++copies}.ts`);
-  writeFileSync(path, code);
-  return path;
-}
+const { write: writeModule } = recipeModules('integrations');
 
 /** The browser's window as browserConnectivity() reads it: navigator.onLine and the online / offline events. */
 function browserWindow() {

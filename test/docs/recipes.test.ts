@@ -11,10 +11,8 @@
 // paths are swapped in, each checked to occur exactly once so that an edit of a recipe cannot slip past the
 // test.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import * as universalEntry from '../../src/index.js';
 import * as browserEntry from '../../src/browser.js';
 import * as nodeEntry from '../../src/node.js';
@@ -26,7 +24,7 @@ import { harness } from '../helpers/client-harness.js';
 import { closedPort, useLoopback } from '../helpers/loopback-server.js';
 import { respond } from '../helpers/scripted-transport.js';
 import { standIns, type AppStateStandIn, type NetInfoStandIn } from '../helpers/react-native-stand-ins.js';
-import { blocks, declarations, root, swap, typeCheck } from '../helpers/doc-recipes.js';
+import { blocks, declarations, recipeModules, root, swap, typeCheck } from '../helpers/doc-recipes.js';
 
 const browserBlocks = blocks('A browser app');
 const reactNativeBlocks = blocks('A React Native app');
@@ -127,22 +125,8 @@ describe('the recipes of docs/recipes.md', () => {
   });
 });
 
-/** Copies of recipes are written here, so that `failwise` resolves as in every test; `.readme-*` is git-ignored. */
-let dir = '';
-let copies = 0;
-beforeAll(() => {
-  dir = mkdtempSync(join(fileURLToPath(new URL('.', import.meta.url)), '.readme-recipes-'));
-});
-afterAll(() => {
-  if (dir !== '') rmSync(dir, { recursive: true, force: true });
-});
-
-/** Writes `code` as a new module in `dir` and returns its path. */
-function writeModule(code: string): string {
-  const path = join(dir, `recipe-${++copies}.ts`);
-  writeFileSync(path, code);
-  return path;
-}
+const { write: writeModule, file: fileInFolder } = recipeModules('recipes');
+let databases = 0;
 
 interface ReactNativeRecipe {
   api: FailoverClient;
@@ -270,7 +254,7 @@ describe('the Node recipe of docs/recipes.md, against a real server and a real S
 
   beforeEach(() => {
     // A file of its own for each test: one test's leftovers cannot pass for another's.
-    file = join(dir, `billing-outbox-${++copies}.db`);
+    file = fileInFolder(`billing-outbox-${++databases}.db`);
     process.env.BILLING_TOKEN = 'test-token';
   });
   afterEach(async () => {

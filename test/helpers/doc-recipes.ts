@@ -1,11 +1,11 @@
 // What the docs recipes tests share: each ```ts block of a docs/recipes.md section as written, a type-check of
 // blocks against failwise's sources (as bundlers or Node resolve them), the published types of the third-party
 // modules they import (the members they use), and an exact-once swap of what a test substitutes.
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 const doc = readFileSync(join(root, 'docs/recipes.md'), 'utf8');
@@ -111,4 +111,29 @@ export function typeCheck(files: Record<string, string>, failwiseEntry: string, 
 export function swap(code: string, from: string, to: string): string {
   expect(code.split(from), `the recipe should contain ${from} once`).toHaveLength(2);
   return code.replace(from, to);
+}
+
+/**
+ * A folder for copies of docs code as modules, in test/docs/ so that `failwise` resolves as in every test
+ * (`.readme-*` is git-ignored), made before the file's tests and removed after them. `write` writes `code` as a
+ * new module there and returns its path; `file` gives the path of a file of that name there.
+ */
+export function recipeModules(prefix: string): { write(code: string): string; file(name: string): string } {
+  let dir = '';
+  let copies = 0;
+  beforeAll(() => {
+    dir = mkdtempSync(join(root, 'test/docs', `.readme-${prefix}-`));
+  });
+  afterAll(() => {
+    if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  });
+  const file = (name: string) => join(dir, name);
+  return {
+    write(code) {
+      const path = file(`recipe-${++copies}.ts`);
+      writeFileSync(path, code);
+      return path;
+    },
+    file,
+  };
 }
