@@ -14,6 +14,21 @@ export function withSection(doc: string, start: string, end: string, section: st
   return doc.slice(0, from) + section + doc.slice(to + end.length);
 }
 
+/** `fresh` (a newly rendered docs/benchmarks.md) with the section between `start` and `end` that `old` had, if any. */
+export function keepSection(fresh: string, old: string, start: string, end: string): string {
+  const from = old.indexOf(start);
+  const to = old.indexOf(end);
+  return from < 0 || to < from ? fresh : withSection(fresh, start, end, old.slice(from, to + end.length));
+}
+
+/**
+ * The back-online phase's section (bench/fleet/back-online.ts), written by hand from the table `npm run bench:fleet`
+ * prints; kept as it is by every `--write`.
+ */
+export const BACK_ONLINE_START =
+  '<!-- back-online:start (written by hand from `npm run bench:fleet`; bench/fleet/back-online.ts) -->';
+export const BACK_ONLINE_END = '<!-- back-online:end -->';
+
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 
@@ -107,7 +122,7 @@ function reading(reports: readonly RateLimitedReport[]): string[] {
   const naive = heavy.runs.find((r) => r.client === 'naive' && r.variant === 'bare')!;
   lines.push(
     '',
-    `With 429 alone, ${heavy.options.clients} clients: failwise's send rate drops by 30 % at each 429 and climbs back along a cubic curve, as AWS's adaptive mode does, so it spends much of the overload below the limit (goodput ${bare.goodput.toFixed(2)}) and ends more requests \`throttled\` (${bare.failed.toLocaleString('en-US')} failed) than the naive client, whose flood of retries keeps the origin saturated and fails ${naive.failed.toLocaleString('en-US')} (the overload's excess) while ${pct(naive.refusedShare)} of what it sends is refused. The origin's own word does better: with Retry-After or RateLimit fields, failwise keeps 429s lowest and goodput near the limit.`,
+    `With 429 alone, ${heavy.options.clients} clients: failwise's send rate drops by 30 % once per congestion event (the 429s within half a second of a decrease count once, as CUBIC decreases once per window) and climbs back along a cubic curve: goodput ${bare.goodput.toFixed(2)}, ${pct(bare.refusedShare)} answered 429, ${bare.failed.toLocaleString('en-US')} failed, against the naive client, whose flood of retries keeps the origin saturated and fails ${naive.failed.toLocaleString('en-US')} (the overload's excess) while ${pct(naive.refusedShare)} of what it sends is refused. Taking every 429 as a decrease of its own, and starting the bucket full, left this at goodput 0.74 and 2,803 failed: the 429s of attempts already on their way cut the rate again and again.`,
   );
   lines.push(
     '',

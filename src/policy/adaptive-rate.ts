@@ -1,9 +1,11 @@
 /**
  * One origin's adaptive send rate, after AWS SDKs' adaptive retry mode (smithy-typescript's
  * `DefaultRateLimiter`): a token bucket that stays off until the origin first throttles (a 429), then fills at
- * a rate that drops to `beta` times the rate measured at each throttle and climbs back along a CUBIC curve as
- * the origin answers without throttling. Unlike the SDKs' bucket, it starts full when it switches on. Pure: each function takes the state and a `clock.now()` value and
- * returns a new state; the client keeps one state per origin.
+ * a rate that drops to `beta` times the rate measured at a throttle and climbs back along a CUBIC curve as
+ * the origin answers without throttling. Unlike the SDKs' bucket, throttles within half a second of a decrease
+ * count as one (CUBIC's one decrease per window), and the bucket starts with one token when it switches on.
+ * Pure: each function takes the state and a `clock.now()` value and returns a new state; the client keeps one
+ * state per origin.
  */
 
 /** `policy.throttle`: how far the rate drops at a throttle, and the slowest it may go. */
@@ -44,6 +46,8 @@ const SCALE = 0.4;
 const SMOOTH = 0.8;
 /** The bucket holds at least one token, so that an attempt can always start at some point. */
 const MIN_CAPACITY = 1;
+/** Throttles this soon after the last decrease (seconds) are the same congestion event: one measuring bucket. */
+const DECREASE_WINDOW_S = 0.5;
 
 export const initialAdaptiveRate: Readonly<AdaptiveRate> = Object.freeze({
   enabled: false,
@@ -121,6 +125,10 @@ export function noteAnswer(
   const nowS = now / 1000;
   let next = measured(state, nowS, answers);
   let rate: number;
+  // One decrease per congestion event, as CUBIC decreases once per window (RFC 9438): the 429s of attempts already
+  // on their way when the rate dropped say nothing new, and each taken as a throttle of its own would cut the rate
+  // far below what the origin admits.
+  if (throttled && next.enabled && nowS - next.lastThrottleS < DECREASE_WINDOW_S) return next;
   if (throttled) {
     const rateAtThrottle = next.enabled ? Math.min(next.measuredRate, next.fillRate) : next.measuredRate;
     next = {
@@ -140,9 +148,9 @@ export function noteAnswer(
   const bucket = filled(next, now);
   const fillRate = Math.max(newRate, options.minRatePerSecond);
   const maxCapacity = Math.max(newRate, MIN_CAPACITY);
-  // Switched on, the bucket starts full (one token at the least): the request the 429 answered retries after its
-  // backoff as before, and the attempts after it are the ones slowed.
-  const capacity = state.enabled ? Math.min(bucket.capacity, maxCapacity) : maxCapacity;
+  // Switched on, the bucket starts with one token: the request the 429 answered retries after its backoff as
+  // before, and the attempts after it are paced (a full bucket would let a burst go out into the same refusal).
+  const capacity = state.enabled ? Math.min(bucket.capacity, maxCapacity) : MIN_CAPACITY;
   return { ...bucket, fillRate, maxCapacity, capacity };
 }
 

@@ -103,8 +103,9 @@ export interface Policy {
   };
   /**
    * The client's own send rate per origin, after AWS SDKs' adaptive retry mode: off until an origin answers
-   * 429, then a token bucket whose rate drops to `beta` times the rate measured at each 429 and climbs back
-   * (CUBIC) as the origin answers. The origin's `RateLimit` / `X-RateLimit-*` fields are kept as well. A
+   * 429, then a token bucket whose rate drops to `beta` times the rate measured at a 429 (once per half
+   * second: the 429s soon after a decrease are the same congestion event) and climbs back (CUBIC) as the
+   * origin answers. The origin's `RateLimit` / `X-RateLimit-*` fields are kept as well. A
    * request that cannot get a send slot within its budget ends `failed` / `throttled`, nothing sent; durable
    * work is deferred. `false` turns both off (docs/policy.md#throttle). Client-wide: the send slots are the
    * client's, so only the client's policy sets it.

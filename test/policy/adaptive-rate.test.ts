@@ -33,38 +33,34 @@ describe('adaptive send rate', () => {
 
   it('drops to beta times the measured rate at a 429, then books slots 1 / rate apart', () => {
     const state = answered([100, 200, 300, 400, 600], 700);
-    // Rate at the throttle 8 a second; 8 * 0.7 = 5.6 tokens a second, a bucket of 5.6 that starts full.
+    // Rate at the throttle 8 a second; 8 * 0.7 = 5.6 tokens a second, a bucket of 5.6 that starts with one token.
     expect(state).toMatchObject({
       enabled: true,
       fillRate: 5.6,
       maxCapacity: 5.6,
-      capacity: 5.6,
+      capacity: 1,
       lastMaxRate: 8,
     });
     // K = cbrt(8 * 0.3 / 0.4) = cbrt(6).
     expect(state.timeWindowS).toBeCloseTo(1.81712, 5);
-    // Five whole tokens go at once, leaving 0.6.
-    let bucket = state;
-    for (let i = 0; i < 5; i++) {
-      const taken = takeSendSlot(bucket, 700);
-      expect(taken.sendAt).toBe(700);
-      bucket = taken.state;
-    }
-    expect(bucket.capacity).toBeCloseTo(0.6, 10);
-    const first = takeSendSlot(bucket, 700);
-    // 0.4 token to go takes 0.4 / 5.6 s = 71.43 ms: 772 (rounded up).
-    expect(first.sendAt).toBe(772);
+    // The one token goes at once (the retry of the request the 429 answered).
+    const now = takeSendSlot(state, 700);
+    expect(now.sendAt).toBe(700);
+    expect(now.state.capacity).toBeCloseTo(0, 10);
+    const first = takeSendSlot(now.state, 700);
+    // A whole token to go takes 1 / 5.6 s = 178.57 ms: 879 (rounded up).
+    expect(first.sendAt).toBe(879);
     const second = takeSendSlot(first.state, 700);
-    // 1.4 tokens: 250 ms: 950.
-    expect(second.sendAt).toBe(950);
-    expect(second.state.capacity).toBeCloseTo(-1.4, 10);
+    // 2 tokens: 357.14 ms: 1058.
+    expect(second.sendAt).toBe(1058);
+    expect(second.state.capacity).toBeCloseTo(-2, 10);
     // A booked slot given back returns its token.
-    expect(returnSendSlot(second.state).capacity).toBeCloseTo(-0.4, 10);
+    expect(returnSendSlot(second.state).capacity).toBeCloseTo(-1, 10);
   });
 
   it('climbs back along the CUBIC curve as the origin answers, capped at twice the measured rate', () => {
     const throttled = answered([100, 200, 300, 400, 600], 700);
-    // Seven tokens taken at 700, one given back: 5.6 - 6 = -0.4 left.
+    // Seven tokens taken at 700, one given back: 1 - 6 = -5 left.
     let booked = throttled;
     for (let i = 0; i < 7; i++) booked = takeSendSlot(booked, 700).state;
     const after = noteAnswer(returnSendSlot(booked), 1_000, false, options);
@@ -72,18 +68,29 @@ describe('adaptive send rate', () => {
     expect(after.measuredRate).toBeCloseTo(4.8, 10);
     // 0.4 * (1.0 - 0.7 - cbrt(6))^3 + 8 = 6.6032, under 2 * 4.8.
     expect(after.fillRate).toBeCloseTo(6.60324, 5);
-    // Filled 0.3 s at 5.6 a second from -0.4: 1.28.
-    expect(after.capacity).toBeCloseTo(1.28, 10);
+    // Filled 0.3 s at 5.6 a second from -5: -3.32.
+    expect(after.capacity).toBeCloseTo(-3.32, 10);
+  });
+
+  it('takes the 429s within half a second of a decrease as the same congestion event: no second decrease', () => {
+    // The first 429 at 500 ms: 2.24 a second (as below); the attempts already on their way answer 429 too.
+    const state = noteAnswer(noteAnswer(initialAdaptiveRate, 0, false, options), 500, true, options);
+    const again = [600, 750, 999].reduce<AdaptiveRate>((s, at) => noteAnswer(s, at, true, options), state);
+    expect(again.fillRate).toBeCloseTo(2.24, 10);
+    expect(again.lastThrottleS).toBe(0.5);
+    // Half a second after the decrease, a 429 is news: 2.24 * 0.7 = 1.568.
+    expect(noteAnswer(again, 1_000, true, options).fillRate).toBeCloseTo(1.568, 10);
   });
 
   it('never goes below minRatePerSecond', () => {
     // One answer, then a 429 in the next bucket (which counts it too): 2 / 0.5 = 4, smoothed 3.2; 3.2 * 0.7 = 2.24.
     const state = noteAnswer(noteAnswer(initialAdaptiveRate, 0, false, options), 500, true, options);
     expect(state.fillRate).toBeCloseTo(2.24, 10);
-    // Throttled again and again: min(measured 3.2, fill rate) * 0.7 each time.
+    // Throttled again and again, each a half-second bucket after the last decrease; the measured rate (one answer
+    // a bucket: 2 a second, smoothed: 2.24, 2.048, 2.0096, ...) stays above the fill rate, which drops by 0.7.
     let next = state;
     const fills: number[] = [];
-    for (const at of [600, 700, 800, 900, 1_000]) {
+    for (const at of [1_000, 1_500, 2_000, 2_500, 3_000]) {
       next = noteAnswer(next, at, true, options);
       fills.push(next.fillRate);
     }
