@@ -26,6 +26,13 @@ import { format, resolveConfig } from 'prettier';
 
 import { measureBundles } from './bundle.js';
 import { keepFleetSection } from './fleet/fleet-doc.js';
+import {
+  BACK_ONLINE_END,
+  BACK_ONLINE_START,
+  keepSection,
+  LIMITED_END,
+  LIMITED_START,
+} from './fleet/rate-limited-doc.js';
 import { keepHermesSection } from './hermes/hermes-report.js';
 import { WAIT_MS, interleavedCpuRounds, interleavedRounds, type Peer } from './harness.js';
 import { measureLoad, measureThroughput } from './http.js';
@@ -137,7 +144,14 @@ async function main(): Promise<void> {
   if (args.has('--write')) {
     // The fleet section (`npm run bench:fleet -- --write`) is that benchmark's: kept as it is.
     const old = readFileSync(DOC, 'utf8');
-    const markdown = keepHermesSection(keepFleetSection(renderMarkdown(results), old), old);
+    // The sections other scripts write (the fleets, Hermes) are kept as they are, in this order after the rest.
+    const kept = keepHermesSection(keepFleetSection(renderMarkdown(results), old), old);
+    const markdown = keepSection(
+      keepSection(kept, old, LIMITED_START, LIMITED_END),
+      old,
+      BACK_ONLINE_START,
+      BACK_ONLINE_END,
+    );
     // The tables are already laid out as Prettier lays them out; formatting keeps `prettier --check` passing
     // whatever the figures' widths.
     const options = (await resolveConfig(DOC)) ?? {};

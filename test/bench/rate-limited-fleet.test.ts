@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { rateLimitedSection, rateLimitedTable } from '../../bench/fleet/rate-limited-doc.js';
+import { keepSection, rateLimitedSection, rateLimitedTable } from '../../bench/fleet/rate-limited-doc.js';
 import { runRateLimitedFleet } from '../../bench/fleet/rate-limited-run.js';
 import { rateLimitedSvg } from '../../bench/fleet/rate-limited-svg.js';
 import { LIMITED_DURATION_MS } from '../../bench/fleet/rate-limited-world.js';
@@ -48,4 +48,20 @@ describe('rate-limited fleet simulator', () => {
     const svg = rateLimitedSvg(first, 'retry-after');
     expect(svg.match(/<polyline/g)).toHaveLength(3);
   }, 120_000);
+});
+
+describe('keepSection (what npm run bench keeps of docs/benchmarks.md)', () => {
+  const start = '<!-- s:start -->';
+  const end = '<!-- s:end -->';
+  it('puts the section the old file had in place of the fresh one, or after the rest where the fresh has none', () => {
+    const old = `# old\n\n${start}\nkept\n${end}\n\ntail`;
+    expect(keepSection(`# fresh\n\n${start}\nnew\n${end}\n`, old, start, end)).toBe(
+      `# fresh\n\n${start}\nkept\n${end}\n`,
+    );
+    expect(keepSection('# fresh\n', old, start, end)).toBe(`# fresh\n\n${start}\nkept\n${end}\n`);
+  });
+
+  it('leaves the fresh file as it is when the old one has no such section', () => {
+    expect(keepSection('# fresh\n', '# old\n', start, end)).toBe('# fresh\n');
+  });
 });
