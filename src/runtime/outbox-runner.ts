@@ -296,12 +296,14 @@ class Outbox implements OutboxRunner {
     // A replaceKey: the pending entries with it that this runner is not sending go in the same write.
     const candidates = entry.replaceKey === undefined ? [] : await this.#replaceable(entry);
     const replaces = candidates.map(({ id, attempts }) => ({ id, attempts }));
-    const replaced =
-      (await this.#calls.tracked(
-        claims
-          ? claims.add(entry, this.#owner, OUTBOX_LEASE_TTL_MS, this.#now(), replaces)
-          : store.add(entry, replaces),
-      )) ?? [];
+    const written = await this.#calls.tracked(
+      claims
+        ? claims.add(entry, this.#owner, OUTBOX_LEASE_TTL_MS, this.#now(), replaces, abandoned)
+        : store.add(entry, replaces, abandoned),
+    );
+    // The store saw that the request had given up before it wrote: nothing to take back.
+    if (written === false) return false;
+    const replaced = written ?? [];
     landed?.();
     // Its request ended while the write was under way (the budget ran out, or the client closed): the request
     // said nothing was stored, so nothing may be sent, and what it replaced is put back (as it was read).

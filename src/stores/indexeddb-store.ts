@@ -72,11 +72,13 @@ export function indexedDbStore(name: string, options: IndexedDbStoreOptions = {}
 
   return {
     // One transaction: the entries it replaces are removed, and it is added, together or not at all.
-    add: (entry, replaces) =>
+    add: (entry, replaces, abandoned) =>
       db.call('add', (idb, who) => {
         checkEntry(who, entry);
         const listed = checkReplaces(who, entry, replaces);
-        return transact<string[]>(idb, ENTRIES, 'readwrite', (store, done, fail) => {
+        return transact<string[] | false>(idb, ENTRIES, 'readwrite', (store, done, fail) => {
+          // In the transaction: a request that gave up before it began has nothing written.
+          if (abandoned?.aborted) return done(false);
           const removed: string[] = [];
           const replace = (i: number): void => {
             if (i === listed.length) {

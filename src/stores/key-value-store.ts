@@ -110,8 +110,8 @@ export function keyValueStore(storage: KeyValueStorage, options: KeyValueStoreOp
   return {
     // Atomic: the entry goes to a slot no index names yet (a crash leaves it unseen, and the next add reuses the
     // slot); the index write that names it, without the entries it replaces, is the one write that adds it.
-    add: (entry, replaces) =>
-      queue.call('add', async (who) => {
+    add: (entry, replaces, abandoned) =>
+      queue.call('add', async (who): Promise<string[] | false> => {
         checkEntry(who, entry);
         const listed = checkReplaces(who, entry, replaces);
         const index = await queue.loadIndex(who);
@@ -127,6 +127,9 @@ export function keyValueStore(storage: KeyValueStorage, options: KeyValueStoreOp
         const gone = refs.filter(([, id]) => removed.includes(id));
         const slot = index.next;
         await ops.write(entryKey(queue.prefix, slot), encodeEntry(entry));
+        // Asked just before the one write that adds it (a storage of keys has no transaction to ask in): the
+        // slot written is unseen, and the next add reuses it.
+        if (abandoned?.aborted) return false;
         await queue.writeIndex({
           next: slot + 1,
           entries: [...index.entries.filter((r) => !gone.includes(r)), [slot, entry.id]],

@@ -39,11 +39,12 @@ export function memoryStore(): OutboxStore {
     });
 
   return {
-    add: (entry, replaces) =>
+    add: (entry, replaces, abandoned) =>
       call('add', (who) => {
         checkEntry(who, entry);
         const listed = checkReplaces(who, entry, replaces);
         if (entries.has(entry.id)) throw duplicateIdError(who, entry.id);
+        if (abandoned?.aborted) return false;
         const removed = listed.filter((r) => isReplaceable(entries.get(r.id), r, entry)).map((r) => r.id);
         for (const id of removed) entries.delete(id);
         entries.set(entry.id, copyEntry(entry));

@@ -54,9 +54,16 @@ export interface OutboxStore {
   /**
    * Adds a new entry, durably, before it resolves. Rejects when an entry with that id exists (and removes
    * nothing). With `replaces`, removes in the same atomic write each listed entry that is still replaceable
-   * (`ReplacedEntry`), and resolves with the ids it removed.
+   * (`ReplacedEntry`), and resolves with the ids it removed. When `abandoned` has aborted by the time the store
+   * writes (the request that wanted the entry ended first), it writes nothing and resolves `false`: checked in
+   * the write itself where the store can (a transaction), so that an entry is never left behind a request that
+   * said nothing was stored.
    */
-  add(entry: OutboxEntry, replaces?: readonly ReplacedEntry[]): Promise<string[] | void>;
+  add(
+    entry: OutboxEntry,
+    replaces?: readonly ReplacedEntry[],
+    abandoned?: AbortSignal,
+  ): Promise<string[] | void | false>;
   /** Replaces an existing entry. Rejects when there is none with that id (it was removed). */
   update(entry: OutboxEntry): Promise<void>;
   /** Removes an entry; removing one that is not there is not an error. */
@@ -145,7 +152,8 @@ export interface OutboxClaims {
     claimMs: number,
     now: number,
     replaces?: readonly ReplacedEntry[],
-  ): Promise<string[] | void>;
+    abandoned?: AbortSignal,
+  ): Promise<string[] | void | false>;
   claim(request: ClaimRequest): Promise<ClaimAnswer>;
   /**
    * The entries other live runners hold now, with when each claim ends: a runner skips them without asking one

@@ -11,11 +11,12 @@ import { checkEntry, checkId, checkLease, checkReplaces } from './store-input.js
 export function postgresClaims(db: PostgresConnection): OutboxClaims {
   const { s } = db;
   return {
-    add: (entry, owner, claimMs, now, replaces) =>
-      db.call('claims.add', (pool, who) => {
+    add: (entry, owner, claimMs, now, replaces, abandoned) =>
+      db.call('claims.add', (pool, who): Promise<string[] | false> => {
         checkEntry(who, entry);
         checkLease(who, owner, claimMs, now);
         const listed = checkReplaces(who, entry, replaces);
+        if (abandoned?.aborted) return Promise.resolve(false as const);
         return insertEntry(db, pool, who, entry, { owner, until: now + claimMs }, listed);
       }),
     claim: (request) =>

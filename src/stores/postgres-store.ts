@@ -88,9 +88,11 @@ export function postgresStore(
   const { s } = db;
   return {
     claims: postgresClaims(db),
-    add: (entry, replaces) =>
-      db.call('add', (pool, who) => {
+    add: (entry, replaces, abandoned) =>
+      db.call('add', (pool, who): Promise<string[] | false> => {
         checkEntry(who, entry);
+        // Asked before the insert: the server's answer to it can come after the request gave up.
+        if (abandoned?.aborted) return Promise.resolve(false as const);
         return insertEntry(db, pool, who, entry, undefined, checkReplaces(who, entry, replaces));
       }),
     update: (entry) =>

@@ -67,11 +67,13 @@ export function sqliteStore(path: string, options: SqliteStoreOptions = {}): Out
   const file = new SqliteFile(path, busyTimeoutMs, load);
   return {
     // One transaction: the insert and the removal of the entries it replaces commit together, or neither does.
-    add: (entry, replaces) =>
+    add: (entry, replaces, abandoned) =>
       file.call('add', (handle, who) => {
         checkEntry(who, entry);
         const listed = checkReplaces(who, entry, replaces);
-        return handle.db.transaction(() => {
+        return handle.db.transaction((): string[] | false => {
+          // In the transaction: a request that gave up before it began has nothing written.
+          if (abandoned?.aborted) return false;
           if (handle.add.run(entry.id, ...toRow(entry)).changes === 0) throw duplicateIdError(who, entry.id);
           const removed = listed.filter((r) => {
             const row = handle.get.get(r.id);

@@ -401,14 +401,21 @@ describe('lifetime: durable', () => {
 });
 
 /** A memory store whose `add` (and, once `stuck`, every call) waits until `release()` or forever. */
-function stuckStore() {
+/**
+ * A memory store whose writes wait until `release()`. `writeBegun`: each add is already under way when it is
+ * called, as in a store that cannot see the request give up (it is not told `abandoned`).
+ */
+function stuckStore({ writeBegun = false } = {}) {
   const base = memoryStore();
   const waiting: Array<() => void> = [];
   const hold =
     <A extends unknown[], R>(fn: (...args: A) => Promise<R>) =>
     (...args: A) =>
       new Promise<R>((resolve, reject) => waiting.push(() => void fn(...args).then(resolve, reject)));
-  const store: OutboxStore = { ...base, add: hold(base.add), close: () => new Promise(() => undefined) };
+  const add: OutboxStore['add'] = writeBegun
+    ? (entry, replaces) => base.add(entry, replaces)
+    : (entry, replaces, abandoned) => base.add(entry, replaces, abandoned);
+  const store: OutboxStore = { ...base, add: hold(add), close: () => new Promise(() => undefined) };
   return { store, base, release: () => waiting.splice(0).forEach((go) => go()) };
 }
 
@@ -425,7 +432,7 @@ describe('durable work with a store that never answers', () => {
       elapsedMs: 2_000,
       failure: { class: 'unexpected', requestSent: 'no' },
     });
-    // The write lands late: it is taken back, and nothing is ever sent for it.
+    // The write comes once the request has given up: the store writes nothing, and nothing is ever sent for it.
     release();
     await h.clock.runAll();
     expect(await base.list()).toEqual([]);
@@ -618,7 +625,7 @@ describe('replaceKey', () => {
   });
 
   it('puts back what it replaced when its request ended before its write landed: no draft is lost', async () => {
-    const { store, base, release } = stuckStore();
+    const { store, base, release } = stuckStore({ writeBegun: true });
     await base.add({
       id: 'older',
       createdAt: 0,

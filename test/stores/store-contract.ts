@@ -112,6 +112,16 @@ export function describeOutboxStore(
         expect(await store.get('a')).toEqual(entry);
       });
 
+      it('writes nothing for a request that gave up before the write, and resolves false', async () => {
+        const gaveUp = new AbortController();
+        gaveUp.abort();
+        expect(await store.add(makeEntry('a'), [], gaveUp.signal)).toBe(false);
+        expect(await store.list()).toEqual([]);
+        // A request still waiting for its write has it written.
+        await store.add(makeEntry('b'), [], new AbortController().signal);
+        expect((await store.list()).map((entry) => entry.id)).toEqual(['b']);
+      });
+
       it('gets undefined for an id that was never added', async () => {
         await store.add(makeEntry('a'));
         expect(await store.get('b')).toBeUndefined();
