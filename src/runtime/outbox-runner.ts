@@ -642,7 +642,7 @@ class Outbox implements OutboxRunner {
     }
     try {
       const held = await calls.answered(
-        this.#store.acquireLease(this.#owner, ttlMs, this.#now()),
+        this.#store.acquireLease(this.#owner, ttlMs, this.#now(), this.#clock),
         'store.acquireLease',
       );
       this.#leaseAnswer = held ? 'free' : 'refused';

@@ -30,15 +30,16 @@ export class KeyValueLease {
     private readonly settleMs: number,
   ) {}
 
-  async acquire(owner: string, ttlMs: number, now: number): Promise<boolean> {
+  /** `clock`: the caller's, when it gives one (the client's: one time line with the `now` it passes). */
+  async acquire(owner: string, ttlMs: number, now: number, clock: Clock = this.clock): Promise<boolean> {
     const claim = { owner, expiresAt: now + ttlMs };
     const step = await this.queue.call('acquireLease', (who) => {
       checkLease(who, owner, ttlMs, now);
-      return this.#write(claim, now);
+      return this.#write(claim, now, clock);
     });
     if (step === 'renewed') return true;
     if (step !== 'claimed') return false;
-    await new Promise<void>((resolve) => this.clock.setTimeout(() => resolve(), this.settleMs));
+    await new Promise<void>((resolve) => clock.setTimeout(() => resolve(), this.settleMs));
     return this.queue.call('acquireLease', async () => {
       const held = sameLease(await this.#read(), claim);
       this.#count(claim, held);
@@ -57,9 +58,9 @@ export class KeyValueLease {
   }
 
   /** The first step of a claim, one call on the queue: refused, renewed (its own counted lease), or written. */
-  async #write(claim: StoredLease, now: number): Promise<Step> {
+  async #write(claim: StoredLease, now: number, clock: Clock): Promise<Step> {
     const { shared } = this.queue;
-    const startedAt = this.clock.now();
+    const startedAt = clock.now();
     const stored = await this.#read();
     const counted = sameLease(stored, shared.held) && shared.held!.owner === claim.owner;
     // Another owner's unexpired claim, or one of this owner's that this runtime never counted (a claim that
@@ -72,7 +73,7 @@ export class KeyValueLease {
       this.#count(claim, held);
       return held ? 'renewed' : 'lost';
     }
-    if (this.clock.now() - startedAt >= this.settleMs) {
+    if (clock.now() - startedAt >= this.settleMs) {
       this.#count(claim, false);
       return 'slow';
     }

@@ -48,9 +48,9 @@ export interface KeyValueStoreOptions {
    */
   leaseSettleMs?: number | undefined;
   /**
-   * Times the lease's wait, and measures its read and write: the client's clock (`systemClock` in apps, a
-   * simulated clock in tests). Every runtime sharing the storage must be on one time line, as the lease's expiry
-   * is (the device's clock).
+   * Times the lease's wait, and measures its read and write, when the caller of `acquireLease` gives no clock of
+   * its own (a failwise client always gives its own). Every runtime sharing the storage must be on one time line,
+   * as the lease's expiry is (the device's clock).
    * @default systemClock
    */
   clock?: Clock | undefined;
@@ -176,7 +176,7 @@ export function keyValueStore(storage: KeyValueStorage, options: KeyValueStoreOp
         const found = await queue.readEntries(index, index.entries, true);
         return index.entries.map(([, id]) => found.get(id)!);
       }),
-    acquireLease: (owner, ttlMs, now) => lease.acquire(owner, ttlMs, now),
+    acquireLease: (owner, ttlMs, now, clock) => lease.acquire(owner, ttlMs, now, clock),
     releaseLease: (owner) => lease.release(owner),
     close: () => queue.close(() => lease.releaseHandle()),
   };

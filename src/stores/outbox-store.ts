@@ -1,3 +1,4 @@
+import type { Clock } from '../clock/clock.js';
 import type { Failure } from '../policy/failure.js';
 import type { RequestPolicyInput } from '../policy/request-policy.js';
 
@@ -73,9 +74,11 @@ export interface OutboxStore {
   list(): Promise<OutboxEntry[]>;
   /**
    * Claims (or renews) the right to send for `owner` until `now + ttlMs`. Resolves true when `owner`
-   * holds it, false when another owner holds an unexpired lease. `now` is the caller's clock time.
+   * holds it, false when another owner holds an unexpired lease. `now` is the caller's clock time; `clock`, the
+   * caller's clock, is for a store that must wait or measure while it claims (keyValueStore), so that it runs on
+   * the caller's time line (a simulated clock in tests) rather than its own.
    */
-  acquireLease(owner: string, ttlMs: number, now: number): Promise<boolean>;
+  acquireLease(owner: string, ttlMs: number, now: number, clock?: Clock): Promise<boolean>;
   /** Gives the lease up if `owner` holds it. */
   releaseLease(owner: string): Promise<void>;
   /** Releases what the store holds open (a database handle). The store is not used afterwards. */

@@ -31,7 +31,7 @@ export const sentWhileAppClosed: DrillScenario = {
     drill.mark('offline');
     const app = drill.client({
       origins: [originConfig(primary)],
-      store: keyValueStore(storage, { prefix: OUTBOX_PREFIX, clock: drill.clock }),
+      store: keyValueStore(storage, { prefix: OUTBOX_PREFIX }),
       connectivity: manualConnectivity('offline'),
     });
     const saved = await drill.run(app, {
@@ -59,7 +59,7 @@ export const sentWhileAppClosed: DrillScenario = {
     const startedAt = drill.clock.now();
     const background = drill.client({
       origins: [originConfig(primary)],
-      store: keyValueStore(storage, { prefix: OUTBOX_PREFIX, clock: drill.clock }),
+      store: keyValueStore(storage, { prefix: OUTBOX_PREFIX }),
       connectivity: manualConnectivity('online'),
     });
     const drained = await drill.drive(background.outbox.drain({ timeLimitMs: 20_000 }));
