@@ -8,7 +8,8 @@ import type { OutboxEntrySummary, OutboxMachineContext } from '../../machines/ou
  * - `retry-after`: a server asked for a wait that has not passed (rule 5: flush never sends sooner);
  * - `backoff`: a send failed during the flush and the entry waits for its next time;
  * - `store-failed`: the store did not answer (reading it, the lease, or a write), so the entry waits;
- * - `time-limit`: `drain()` spent its `timeLimitMs` with entries due that it did not start.
+ * - `time-limit`: `drain()` spent its `timeLimitMs` with entries due that it did not start (a `flush()` says it too
+ *   while such a drain holds the sends).
  */
 export type FlushReason =
   'offline' | 'lease-held' | 'retry-after' | 'backoff' | 'store-failed' | 'time-limit';

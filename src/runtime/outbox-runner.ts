@@ -366,7 +366,8 @@ class Outbox implements OutboxRunner {
           quiet = await this.#until(isQuiet);
         }
       }
-      return this.#resultOf(quiet, counts, false);
+      // A drain past its limit may hold the sends (the machine paused): that, not backoff, is why due ones wait.
+      return this.#resultOf(quiet, counts, quiet.context.paused === true);
     } finally {
       this.#tallies.delete(counts);
     }

@@ -687,6 +687,21 @@ describe('createOutboxRunner: drain', () => {
     expect(t.clock.pending()).toBe(0);
   });
 
+  it('a flush while a drain past its limit holds the sends says so: time-limit, not backoff', async () => {
+    const t = setup({ script: () => ({ reply: SENT, latencyMs: 1_000 }) });
+    await t.add(...Array.from({ length: 10 }, () => t.entry()));
+    const drained = t.runner.drain(3_500);
+    // 3.6 s: the drain's time is spent, the send begun at 3 s is still out, and the app asks for a flush.
+    await drive(t.clock, new Promise<void>((resolve) => t.clock.setTimeout(resolve, 3_600)), 100);
+    const flushed = await drive(t.clock, t.runner.flush(), 100);
+    expect(flushed).toEqual({ sent: 1, failed: 0, pending: 6, reason: 'time-limit' });
+    expect(await drained).toEqual({ sent: 4, failed: 0, pending: 6, reason: 'time-limit' });
+    // Nothing started while the drain held the sends (from its limit until it resolved at 4 s).
+    expect(t.calls.map((c) => c.at - T0).filter((at) => at > 3_000 && at < 4_000)).toEqual([]);
+    await t.runner.close();
+    expect(t.clock.pending()).toBe(0);
+  });
+
   it('starts nothing more when closed at once after it resolves', async () => {
     const t = setup({ script: () => ({ reply: SENT, latencyMs: 1_000 }) });
     await t.add(t.entry(), t.entry(), t.entry());
