@@ -692,7 +692,7 @@ describe('createOutboxRunner: drain', () => {
     await t.add(...Array.from({ length: 10 }, () => t.entry()));
     const drained = t.runner.drain(3_500);
     // 3.6 s: the drain's time is spent, the send begun at 3 s is still out, and the app asks for a flush.
-    await drive(t.clock, new Promise<void>((resolve) => t.clock.setTimeout(resolve, 3_600)), 100);
+    await drive(t.clock, new Promise<void>((resolve) => t.clock.setTimeout(() => resolve(), 3_600)), 100);
     const flushed = await drive(t.clock, t.runner.flush(), 100);
     expect(flushed).toEqual({ sent: 1, failed: 0, pending: 6, reason: 'time-limit' });
     expect(await drained).toEqual({ sent: 4, failed: 0, pending: 6, reason: 'time-limit' });
