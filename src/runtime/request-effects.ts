@@ -152,9 +152,8 @@ function send(
     classify === undefined
       ? sent
       : classifyAttempt(sent, classify, classifyRequest(run, origin.id), input.attempt),
-    host.clock,
+    host,
     authGeneration,
-    host.throttles,
     origin.id,
   );
 }

@@ -1,7 +1,6 @@
 import type { AttemptOutput } from '../../machines/request/request.types.js';
-import type { Clock } from '../clock/clock.js';
 import type { ClassifiedResult } from './classify-attempt.js';
-import type { OriginThrottles } from './origin-throttles.js';
+import type { RequestHost } from './request-run.js';
 
 /**
  * An attempt's transport promise as the machine's transport actor answers it: `attemptOutput` turns the transport's
@@ -12,22 +11,21 @@ import type { OriginThrottles } from './origin-throttles.js';
 export class StampedAttempt implements PromiseLike<AttemptOutput> {
   constructor(
     private readonly sent: PromiseLike<ClassifiedResult>,
-    private readonly clock: Clock,
+    /** The client's clock, and its send slots, which hear each answer of `origin` in the same reaction. */
+    private readonly host: Pick<RequestHost, 'clock' | 'throttles'>,
     private readonly authGeneration: number | undefined,
-    /** Hears each answer of `origin` (its rate-limit fields, its 429s), in the same reaction. */
-    private readonly throttles?: OriginThrottles | undefined,
-    private readonly origin?: string | undefined,
+    private readonly origin: string,
   ) {}
 
   then<A = AttemptOutput, B = never>(
     onFulfilled?: ((output: AttemptOutput) => A | PromiseLike<A>) | null,
     onRejected?: ((reason: unknown) => B | PromiseLike<B>) | null,
   ): PromiseLike<A | B> {
-    const { clock, authGeneration, throttles } = this;
+    const { host, authGeneration, origin } = this;
     return this.sent.then((result) => {
-      const at = clock.now();
-      if (throttles !== undefined && result.kind === 'response')
-        throttles.observe(this.origin!, result.response.status, result.response.headers, at);
+      const at = host.clock.now();
+      if (host.throttles !== undefined && result.kind === 'response')
+        host.throttles.observe(origin, result.response.status, result.response.headers, at);
       const output = attemptOutput(result, at, authGeneration);
       return (onFulfilled ? onFulfilled(output) : output) as A | PromiseLike<A>;
     }, onRejected);
