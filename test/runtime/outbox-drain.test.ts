@@ -1,30 +1,11 @@
 import { describe, expect, it } from 'vitest';
+import { leftBehind } from '../helpers/left-behind-store.js';
 import { harness } from '../helpers/client-harness.js';
 import { respond } from '../helpers/scripted-transport.js';
 import { ArgumentError } from '../../src/errors/argument-error.js';
 import { StateError } from '../../src/errors/state-error.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
-import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
 import type { SimulatedClock } from '../../src/clock/simulated-clock.js';
-
-/** A store holding `count` due entries, as an app process that was killed leaves them. */
-async function leftBehind(count: number): Promise<OutboxStore> {
-  const store = memoryStore();
-  for (let i = 1; i <= count; i++) {
-    const entry: OutboxEntry = {
-      id: `e${i}`,
-      createdAt: 0,
-      request: { method: 'POST', path: '/v1/notes', headers: {}, body: `note ${i}` },
-      idempotencyKey: `key-${i}`,
-      attempts: 0,
-      nextAttemptAt: 0,
-      failures: [],
-      status: 'pending',
-    };
-    await store.add(entry);
-  }
-  return store;
-}
 
 /** Moves the simulated clock on in `stepMs` steps until `promise` settles. */
 async function drive<T>(clock: SimulatedClock, promise: Promise<T>, stepMs: number): Promise<T> {

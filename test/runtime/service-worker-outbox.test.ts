@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { leftBehind } from '../helpers/left-behind-store.js';
 import { simulatedClock, type SimulatedClock } from '../../src/clock/simulated-clock.js';
 import { ArgumentError } from '../../src/errors/argument-error.js';
 import { FailwiseError } from '../../src/errors/failwise-error.js';
@@ -8,7 +9,7 @@ import {
   type ServiceWorkerScope,
 } from '../../src/runtime/service-worker-outbox.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
-import type { OutboxEntry, OutboxStore } from '../../src/stores/outbox-store.js';
+import type { OutboxStore } from '../../src/stores/outbox-store.js';
 import type { PolicyInput } from '../../src/policy/policy.js';
 import { respond, scriptedTransport, type ScriptedReply } from '../helpers/scripted-transport.js';
 
@@ -38,24 +39,6 @@ function fakeScope() {
     fire,
     listening: () => [...listeners.values()].reduce((n, s) => n + s.size, 0),
   };
-}
-
-async function storeWith(count: number): Promise<OutboxStore> {
-  const store = memoryStore();
-  for (let i = 1; i <= count; i++) {
-    const entry: OutboxEntry = {
-      id: `e${i}`,
-      createdAt: 0,
-      request: { method: 'POST', path: '/v1/notes', headers: {}, body: `note ${i}` },
-      idempotencyKey: `key-${i}`,
-      attempts: 0,
-      nextAttemptAt: 0,
-      failures: [],
-      status: 'pending',
-    };
-    await store.add(entry);
-  }
-  return store;
 }
 
 /** Moves the simulated clock on in 100 ms steps until `promise` settles. */
@@ -92,18 +75,18 @@ function worker(
 
 describe('serviceWorkerOutbox', () => {
   it('drains as the worker starts', async () => {
-    const w = worker(await storeWith(2), [{ reply: respond(201) }]);
+    const w = worker(await leftBehind(2), [{ reply: respond(201) }]);
     expect(await drive(w.clock, w.outbox.started)).toEqual({ sent: 2, failed: 0, pending: 0 });
     await w.outbox.close();
   });
 
   it("drains on a 'failwise-outbox' sync event, within event.waitUntil, and ignores other tags", async () => {
-    const store = await storeWith(0);
+    const store = await leftBehind(0);
     const w = worker(store, [{ reply: respond(201) }]);
     await drive(w.clock, w.outbox.started);
     expect(w.fire('sync', 'someone-else')).toEqual([]);
     // A page stored an entry since the worker started.
-    await store.add((await storeWith(1).then((s) => s.list()))[0]!);
+    await store.add((await leftBehind(1).then((s) => s.list()))[0]!);
     const waited = w.fire('sync', 'failwise-outbox');
     expect(waited).toHaveLength(1);
     await drive(w.clock, waited[0]!);
@@ -113,7 +96,7 @@ describe('serviceWorkerOutbox', () => {
   });
 
   it('fails the sync event while entries are left, so the browser fires it again later', async () => {
-    const w = worker(await storeWith(1), [{ reply: respond(503) }]);
+    const w = worker(await leftBehind(1), [{ reply: respond(503) }]);
     await drive(w.clock, w.outbox.started);
     const [waited] = w.fire('sync', 'failwise-outbox');
     await expect(drive(w.clock, waited!)).rejects.toThrow(FailwiseError);
@@ -125,7 +108,7 @@ describe('serviceWorkerOutbox', () => {
   });
 
   it('on its last chance, registers the sync tag again instead of failing the event', async () => {
-    const w = worker(await storeWith(1), [{ reply: respond(503) }]);
+    const w = worker(await leftBehind(1), [{ reply: respond(503) }]);
     await drive(w.clock, w.outbox.started);
     const [waited] = w.fire('sync', 'failwise-outbox', true);
     await drive(w.clock, waited!);
@@ -134,10 +117,10 @@ describe('serviceWorkerOutbox', () => {
   });
 
   it('drains on a periodicsync event with the tag', async () => {
-    const store = await storeWith(0);
+    const store = await leftBehind(0);
     const w = worker(store, [{ reply: respond(201) }]);
     await drive(w.clock, w.outbox.started);
-    await store.add((await storeWith(1).then((s) => s.list()))[0]!);
+    await store.add((await leftBehind(1).then((s) => s.list()))[0]!);
     const [waited] = w.fire('periodicsync', 'failwise-outbox');
     expect(await drive(w.clock, waited!)).toEqual({ sent: 1, failed: 0, pending: 0 });
     await w.outbox.close();
@@ -147,7 +130,7 @@ describe('serviceWorkerOutbox', () => {
     // Each send takes 50 s: they start at 0, 50 and 100 s.
     const slow = [{ reply: respond(201), latencyMs: 50_000 }];
     const patient = { attempts: { max: 1 }, budgetMs: 60_000, timeouts: { attemptMs: 60_000 } };
-    const byDefault = worker(await storeWith(5), slow, undefined, patient);
+    const byDefault = worker(await leftBehind(5), slow, undefined, patient);
     expect(await drive(byDefault.clock, byDefault.outbox.started)).toEqual({
       sent: 3,
       failed: 0,
@@ -155,13 +138,13 @@ describe('serviceWorkerOutbox', () => {
       reason: 'time-limit',
     });
     await byDefault.outbox.close();
-    const given = worker(await storeWith(5), slow, 60_000, patient);
+    const given = worker(await leftBehind(5), slow, 60_000, patient);
     expect(await drive(given.clock, given.outbox.started)).toMatchObject({ sent: 2, pending: 3 });
     await given.outbox.close();
   });
 
   it('stops listening and closes its client on close()', async () => {
-    const w = worker(await storeWith(0), [{ reply: respond(201) }]);
+    const w = worker(await leftBehind(0), [{ reply: respond(201) }]);
     expect(w.listening()).toBe(2);
     await w.outbox.close();
     expect(w.listening()).toBe(0);
