@@ -62,6 +62,12 @@ export interface LeanMachine<TContext, TInput> {
    * called with the observer as `this`, so an effect reaches what it runs for without a lookup or a closure.
    */
   runEffects?: ReadonlySet<string> | undefined;
+  /**
+   * Names of run effects (`runEffects`) that read what they need from the machine's context: each is handed the
+   * context itself where the invoke's input function would make an object of its own (none made per invocation).
+   * The context is patched in place, so the effect reads it as it stood when its state was entered.
+   */
+  contextInputs?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -626,7 +632,9 @@ export class LeanActor<TContext, TInput = unknown> {
     const input =
       invoke.input === undefined
         ? undefined
-        : this.machine.logic.inputs[invoke.input]!({ context: this.context, event });
+        : this.machine.contextInputs?.has(invoke.src)
+          ? this.context
+          : this.machine.logic.inputs[invoke.input]!({ context: this.context, event });
     this.spawn(invoke.id, invoke.src, input, invoke.replies);
   }
 
