@@ -77,6 +77,11 @@ export interface LeanMachine<TContext, TInput> {
 export interface LeanObserver {
   /** The machine's emitted events, after the step that emitted them. */
   emitted?(event: { type: string }): void;
+  /**
+   * Whether the observer hears emitted events of `type` now: an action that always emits that type
+   * (`EmitImpl.type`) is skipped when it does not, so that no event is built for nobody. Without it, every type.
+   */
+  hears?(type: string): boolean;
   /** After every step (the outbox runner waits for states this way). */
   changed?(): void;
   /** Once, when the machine reaches its final state, stops, or fails. */
@@ -498,6 +503,7 @@ export class LeanActor<TContext, TInput = unknown> {
           this.changed = true;
         }
       } else if (impl.kind === 'emit') {
+        if (!this.observesEmitted || (impl.type !== undefined && !this.hears(impl.type))) continue;
         const emitted = impl.run(args, params as never);
         if (emitted !== undefined) this.emit(emitted);
       } else if (impl.kind === 'sendParent') {
@@ -539,6 +545,11 @@ export class LeanActor<TContext, TInput = unknown> {
         this.defer(SEND_CHILD, this.findChild(to) ?? to, event);
       }
     if (emit) for (let i = 0; i < emit.length; i++) this.emit(emit[i] as { type: string });
+  }
+
+  private hears(type: string): boolean {
+    const observer = this.observer!;
+    return observer.hears === undefined || observer.hears(type);
   }
 
   private emit(event: { type: string }): void {

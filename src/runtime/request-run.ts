@@ -241,6 +241,19 @@ export class RequestRun<T = RunOutput> implements RunObserver {
     );
   }
 
+  /**
+   * Whether the run hears emitted events of `type` (`LeanObserver.hears`): an attempt's end always (the origin set's
+   * health and the server holds hear it), the rest only for the app's `onEvent` or telemetry.
+   */
+  hears(type: string): boolean {
+    return (
+      this.host.wantsEvents ||
+      this.trace !== undefined ||
+      type === 'attempt-succeeded' ||
+      type === 'attempt-failed'
+    );
+  }
+
   /** What the machine emitted: told to telemetry, the origin set's health, the server holds and the app. */
   emitted(event: RequestMachineEmitted): void {
     const { host } = this;
