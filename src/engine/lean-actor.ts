@@ -446,17 +446,22 @@ export class LeanActor<TContext, TInput = unknown> {
       for (let i = 0; i < invoke.length; i++) this.invoke(invoke[i]!, event);
       if (state.type === 'final' && state.parent === 0) {
         // A final child of the root ends the machine; the derivation accepts final states nowhere else.
-        for (let a = this.states.length - 1; a >= 0; a--) {
-          if ((this.config & (1 << a)) === 0) continue;
+        // The active states, deepest (last in document order) first: the configuration's set bits, highest first.
+        for (let bits = this.config; bits !== 0;) {
+          const a = 31 - Math.clz32(bits);
+          bits &= ~(1 << a);
           const active = this.states[a]!;
           if (active.exit.length > 0) this.execute(active.exit, event);
           for (let i = 0; i < active.after.length; i++) this.defer(CLEAR_TIMER, active.after[i]!.event);
         }
         this.status = 'done';
         this.output = this.machineOutput(state, event);
-        const running: Child[] = [];
-        for (let c = this.children; c !== undefined; c = c.next) running.push(c);
-        for (let i = 0; i < running.length; i++) this.stopChild(running[i]!.id);
+        // Most runs have no child left by now (an invoked actor's answer ended it): no list to make then.
+        if (this.children !== undefined) {
+          const running: Child[] = [];
+          for (let c = this.children; c !== undefined; c = c.next) running.push(c);
+          for (let i = 0; i < running.length; i++) this.stopChild(running[i]!.id);
+        }
         return;
       }
     }
