@@ -459,7 +459,7 @@ export class LeanActor<TContext, TInput = unknown> {
         // Most runs have no child left by now (an invoked actor's answer ended it): no list to make then.
         if (this.children !== undefined) {
           const running: Child[] = [];
-          for (let c = this.children; c !== undefined; c = c.next) running.push(c);
+          for (let c: Child | undefined = this.children; c !== undefined; c = c.next) running.push(c);
           for (let i = 0; i < running.length; i++) this.stopChild(running[i]!.id);
         }
         return;

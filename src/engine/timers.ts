@@ -1,5 +1,6 @@
 import type { Clock } from '../clock/clock.js';
 import { TimerQueue } from './timer-queue.js';
+import { armZeroDelay, clearZeroDelay } from './zero-delay.js';
 
 /**
  * What a timer calls when it is due: an object with a method, so that arming one makes no closure. A timer queue
@@ -23,11 +24,6 @@ export interface Timers {
   clear(handle: unknown): void;
   /** Clears a host timer kept armed while none of these timers is (timer-queue.ts), if there is one. */
   quiesce?(): void;
-}
-
-/** The handle of a 0 ms wait: cleared by marking it dead. */
-class ZeroDelay {
-  live = true;
 }
 
 /**
@@ -54,34 +50,13 @@ export function quiesceClockTimers(clock: Clock): void {
 const byClock = new WeakMap<Clock, Timers>();
 
 function timersOn(clock: Clock): Timers {
-  const queue =
-    clock.monotonicNow !== undefined ? new TimerQueue(clock, () => clock.monotonicNow!()) : undefined;
-  const host: Timers =
-    queue !== undefined
-      ? queue
-      : {
-          set: (target, delayMs) => clock.setTimeout(() => target.fire(), delayMs),
-          clear: (handle) => clock.clearTimeout(handle),
-        };
+  // The queue takes a 0 ms wait as a microtask itself: a run arms its delays on it with no call between.
+  if (clock.monotonicNow !== undefined) return new TimerQueue(clock, () => clock.monotonicNow!());
   return {
-    set(target, delayMs) {
-      if (delayMs > 0) return host.set(target, delayMs);
-      const handle = new ZeroDelay();
-      queueMicrotask(() => {
-        if (!handle.live) return;
-        handle.live = false;
-        target.fire();
-      });
-      return handle;
-    },
+    set: (target, delayMs) =>
+      delayMs > 0 ? clock.setTimeout(() => target.fire(), delayMs) : armZeroDelay(target),
     clear(handle) {
-      // Its constructor rather than instanceof: a cached read instead of a prototype walk on Hermes, per timer.
-      if (typeof handle === 'object' && handle !== null && handle.constructor === ZeroDelay)
-        (handle as ZeroDelay).live = false;
-      else host.clear(handle);
-    },
-    quiesce() {
-      queue?.quiesce();
+      if (!clearZeroDelay(handle)) clock.clearTimeout(handle);
     },
   };
 }
