@@ -508,7 +508,8 @@ export class LeanActor<TContext, TInput = unknown> {
           this.changed = true;
         }
       } else if (impl.kind === 'emit') {
-        if (!this.observesEmitted || (impl.type !== undefined && !this.hears(impl.type))) continue;
+        // An action that always emits one type is skipped when nothing hears it; any other runs as it is.
+        if (impl.type !== undefined && !this.hears(impl.type)) continue;
         const emitted = impl.run(args, params as never);
         if (emitted !== undefined) this.emit(emitted);
       } else if (impl.kind === 'sendParent') {
@@ -553,6 +554,7 @@ export class LeanActor<TContext, TInput = unknown> {
   }
 
   private hears(type: string): boolean {
+    if (!this.observesEmitted) return false;
     const observer = this.observer!;
     return observer.hears === undefined || observer.hears(type);
   }
