@@ -21,7 +21,7 @@ import {
 } from './compiled-table.js';
 import { append, listed, unlink } from './linked-list.js';
 import type { ActionRow, MachineTable } from './machine-table.js';
-import { TimerTarget, type Timers } from './timers.js';
+import type { TimerTarget, Timers } from './timers.js';
 
 /**
  * Runs one machine from its derived table (machine-table.ts), calling the machine's named logic directly: no
@@ -116,15 +116,17 @@ export type LeanStatus = 'active' | 'done' | 'stopped' | 'error';
  * An armed timer: what `Timers` calls back when it is due (no closure per timer). The actor's timers form a list
  * through `next` (a few at a time, no array to grow).
  */
-class TimerSlot extends TimerTarget {
+class TimerSlot implements TimerTarget {
+  // The queue's bookkeeping (TimerTarget's), declared here rather than inherited: no base constructor to call.
+  due = 0;
+  seq = 0;
+  index = -1;
   handle: unknown = undefined;
   next: TimerSlot | undefined = undefined;
   constructor(
     private readonly actor: { timerFired(slot: TimerSlot): void },
     readonly event: string,
-  ) {
-    super();
-  }
+  ) {}
 
   fire(): void {
     this.actor.timerFired(this);

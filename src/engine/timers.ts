@@ -5,7 +5,9 @@ import { armZeroDelay, clearZeroDelay } from './zero-delay.js';
 /**
  * What a timer calls when it is due: an object with a method, so that arming one makes no closure. A timer queue
  * (timer-queue.ts) keeps its bookkeeping in the target itself, so that a timer costs no entry object of its own: a
- * target is armed at most once at a time.
+ * target is armed at most once at a time. A class may declare the three fields itself (`implements`) rather than
+ * extend this one, as the lean executor's timer slots do: on Hermes a derived class's construction calls its base
+ * constructor, once per timer.
  */
 export abstract class TimerTarget {
   /** @internal The queue's: when it is due, the order it was armed in, its place in the heap (-1: not queued). */
