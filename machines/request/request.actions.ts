@@ -149,6 +149,18 @@ export function recordRetrySlot(): Changes {
   return { holdsRetrySlot: true };
 }
 
+/** `recordFailedOrigin`'s changes, written by name (`AssignImpl.write`). */
+export function writeFailedOrigin(context: RequestMachineContext, changes: Changes): void {
+  const c = changes as RequestMachineContext;
+  context.retrying = c.retrying;
+  context.failedOrigins = c.failedOrigins;
+}
+
+/** `recordRetrySlot`'s change, written by name (`AssignImpl.write`). */
+export function writeRetrySlot(context: RequestMachineContext, changes: Changes): void {
+  context.holdsRetrySlot = (changes as RequestMachineContext).holdsRetrySlot;
+}
+
 export function recordOrigin({ context }: Args, output: ChooseOriginOutput): Changes {
   return {
     origin: output.origin,
@@ -230,6 +242,27 @@ export function recordAttemptResult({ context }: Args, output: AttemptOutput): C
   return changes;
 }
 
+/**
+ * `recordAttemptResult`'s changes, written by name (`AssignImpl.write`): a success's five fields, or a failure's
+ * nine (`recordFailure`'s, with the attempt count, the credentials' generation and the last response).
+ */
+export function writeAttemptResult(context: RequestMachineContext, changes: Changes): void {
+  const c = changes as RequestMachineContext;
+  context.now = c.now;
+  context.attempts = c.attempts;
+  context.authGeneration = c.authGeneration;
+  context.inFlight = c.inFlight;
+  if (c.failures === undefined) {
+    context.response = c.response;
+    return;
+  }
+  context.failures = c.failures;
+  context.replayCleared = c.replayCleared;
+  context.pinned = c.pinned;
+  context.plan = c.plan;
+  context.lastResponse = c.lastResponse;
+}
+
 export function recordAttemptTimeout({ context }: Args): Changes {
   const timeoutMs = attemptTimeoutMs({ ...context, now: context.attemptStartedAt });
   const now = context.attemptStartedAt + timeoutMs;
@@ -263,8 +296,20 @@ export function startBackoff({ context }: Args): Changes {
   return { retries: context.retries + 1, previousDelayMs: delayMs };
 }
 
+/** `startBackoff`'s changes, written by name (`AssignImpl.write`). */
+export function writeBackoff(context: RequestMachineContext, changes: Changes): void {
+  const c = changes as RequestMachineContext;
+  context.retries = c.retries;
+  context.previousDelayMs = c.previousDelayMs;
+}
+
 export function finishBackoff({ context }: Args): Changes {
   return { now: context.now + (context.previousDelayMs ?? 0) };
+}
+
+/** `finishBackoff`'s change, written by name (`AssignImpl.write`). */
+export function writeNow(context: RequestMachineContext, changes: Changes): void {
+  context.now = (changes as RequestMachineContext).now;
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
   ClaimRetryOutput,
   ReconcileOutput,
   RequestMachineContext,
+  RequestMachineEmitted,
   RequestMachineInput,
 } from './request.types.js';
 
@@ -156,11 +157,14 @@ const change = <P>(
   run: (args: Args, params: P) => Partial<Context>,
   write?: (context: Context, changes: Partial<Context>) => void,
 ): AssignImpl<Context> => ({ kind: 'assign', run, write });
-/** An event for the machine's listeners (or none), registered as a named action that emits it. */
-const announce = (run: (args: Args) => { type: string } | undefined): EmitImpl<Context> => ({
-  kind: 'emit',
-  run,
-});
+/**
+ * An event for the machine's listeners (or none), registered as a named action that emits it; `type`: the one type
+ * it always emits, so that a run nobody hears it from skips it (`EmitImpl.type`).
+ */
+const announce = (
+  run: (args: Args) => { type: string } | undefined,
+  type?: RequestMachineEmitted['type'],
+): EmitImpl<Context> => ({ kind: 'emit', run, type });
 
 /**
  * Everything the request machine does, by name, as plain functions: request.machine.ts wraps these for
@@ -172,20 +176,20 @@ export const requestLogic = {
   delays: requestDelays,
   actions: {
     startAttempt: change(actions.startAttempt, actions.writeStartAttempt),
-    recordFailedOrigin: change(actions.recordFailedOrigin),
-    recordRetrySlot: change(actions.recordRetrySlot),
+    recordFailedOrigin: change(actions.recordFailedOrigin, actions.writeFailedOrigin),
+    recordRetrySlot: change(actions.recordRetrySlot, actions.writeRetrySlot),
     recordOrigin: change(actions.recordOrigin, actions.writeOrigin),
     recordHold: change(actions.recordHold),
     takeAlternativeOrigin: change(actions.takeAlternativeOrigin),
     spreadHoldRelease: change(actions.spreadHoldRelease),
     finishHold: change(actions.finishHold),
-    recordAttemptResult: change(actions.recordAttemptResult),
+    recordAttemptResult: change(actions.recordAttemptResult, actions.writeAttemptResult),
     recordAttemptTimeout: change(actions.recordAttemptTimeout),
     recordTransportCrash: change(actions.recordTransportCrash),
     recordAuthRefreshed: change(actions.recordAuthRefreshed),
     recordReconcileResult: change(actions.recordReconcileResult),
-    startBackoff: change(actions.startBackoff),
-    finishBackoff: change(actions.finishBackoff),
+    startBackoff: change(actions.startBackoff, actions.writeBackoff),
+    finishBackoff: change(actions.finishBackoff, actions.writeNow),
     recordCancelled: change(actions.recordCancelled),
     recordDeviceOffline: change(actions.recordDeviceOffline),
     recordDeviceOnline: change(actions.recordDeviceOnline),
@@ -193,12 +197,12 @@ export const requestLogic = {
     recordNetworkHandover: change(actions.recordNetworkHandover),
     recordBudgetExhausted: change(actions.recordBudgetExhausted),
     setReason: change(actions.setReason),
-    announceAttempt: announce(actions.announceAttempt),
+    announceAttempt: announce(actions.announceAttempt, 'attempt-started'),
     announceAttemptResult: announce(actions.announceAttemptResult),
     announceTransportCrash: announce(actions.announceTransportCrash),
     announceBudgetCut: announce(actions.announceBudgetCut),
-    announceRetry: announce(actions.announceRetry),
-    announceHoldWait: announce(actions.announceHoldWait),
+    announceRetry: announce(actions.announceRetry, 'retry-scheduled'),
+    announceHoldWait: announce(actions.announceHoldWait, 'waiting-for-hold'),
   },
   inputs: requestInputs,
   params: requestParams,

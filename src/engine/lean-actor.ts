@@ -21,7 +21,7 @@ import {
 } from './compiled-table.js';
 import { append, listed, unlink } from './linked-list.js';
 import type { ActionRow, MachineTable } from './machine-table.js';
-import { TimerTarget, type Timers } from './timers.js';
+import type { TimerTarget, Timers } from './timers.js';
 
 /**
  * Runs one machine from its derived table (machine-table.ts), calling the machine's named logic directly: no
@@ -62,6 +62,12 @@ export interface LeanMachine<TContext, TInput> {
    * called with the observer as `this`, so an effect reaches what it runs for without a lookup or a closure.
    */
   runEffects?: ReadonlySet<string> | undefined;
+  /**
+   * Names of run effects (`runEffects`) that read what they need from the machine's context: each is handed the
+   * context itself where the invoke's input function would make an object of its own (none made per invocation).
+   * The context is patched in place, so the effect reads it as it stood when its state was entered.
+   */
+  contextInputs?: ReadonlySet<string> | undefined;
 }
 
 /**
@@ -71,6 +77,11 @@ export interface LeanMachine<TContext, TInput> {
 export interface LeanObserver {
   /** The machine's emitted events, after the step that emitted them. */
   emitted?(event: { type: string }): void;
+  /**
+   * Whether the observer hears emitted events of `type` now: an action that always emits that type
+   * (`EmitImpl.type`) is skipped when it does not, so that no event is built for nobody. Without it, every type.
+   */
+  hears?(type: string): boolean;
   /** After every step (the outbox runner waits for states this way). */
   changed?(): void;
   /** Once, when the machine reaches its final state, stops, or fails. */
@@ -105,15 +116,17 @@ export type LeanStatus = 'active' | 'done' | 'stopped' | 'error';
  * An armed timer: what `Timers` calls back when it is due (no closure per timer). The actor's timers form a list
  * through `next` (a few at a time, no array to grow).
  */
-class TimerSlot extends TimerTarget {
+class TimerSlot implements TimerTarget {
+  // The queue's bookkeeping (TimerTarget's), declared here rather than inherited: no base constructor to call.
+  due = 0;
+  seq = 0;
+  index = -1;
   handle: unknown = undefined;
   next: TimerSlot | undefined = undefined;
   constructor(
     private readonly actor: { timerFired(slot: TimerSlot): void },
     readonly event: string,
-  ) {
-    super();
-  }
+  ) {}
 
   fire(): void {
     this.actor.timerFired(this);
@@ -435,17 +448,22 @@ export class LeanActor<TContext, TInput = unknown> {
       for (let i = 0; i < invoke.length; i++) this.invoke(invoke[i]!, event);
       if (state.type === 'final' && state.parent === 0) {
         // A final child of the root ends the machine; the derivation accepts final states nowhere else.
-        for (let a = this.states.length - 1; a >= 0; a--) {
-          if ((this.config & (1 << a)) === 0) continue;
+        // The active states, deepest (last in document order) first: the configuration's set bits, highest first.
+        for (let bits = this.config; bits !== 0;) {
+          const a = 31 - Math.clz32(bits);
+          bits &= ~(1 << a);
           const active = this.states[a]!;
           if (active.exit.length > 0) this.execute(active.exit, event);
           for (let i = 0; i < active.after.length; i++) this.defer(CLEAR_TIMER, active.after[i]!.event);
         }
         this.status = 'done';
         this.output = this.machineOutput(state, event);
-        const running: Child[] = [];
-        for (let c = this.children; c !== undefined; c = c.next) running.push(c);
-        for (let i = 0; i < running.length; i++) this.stopChild(running[i]!.id);
+        // Most runs have no child left by now (an invoked actor's answer ended it): no list to make then.
+        if (this.children !== undefined) {
+          const running: Child[] = [];
+          for (let c: Child | undefined = this.children; c !== undefined; c = c.next) running.push(c);
+          for (let i = 0; i < running.length; i++) this.stopChild(running[i]!.id);
+        }
         return;
       }
     }
@@ -492,6 +510,8 @@ export class LeanActor<TContext, TInput = unknown> {
           this.changed = true;
         }
       } else if (impl.kind === 'emit') {
+        // An action that always emits one type is skipped when nothing hears it; any other runs as it is.
+        if (impl.type !== undefined && !this.hears(impl.type)) continue;
         const emitted = impl.run(args, params as never);
         if (emitted !== undefined) this.emit(emitted);
       } else if (impl.kind === 'sendParent') {
@@ -533,6 +553,12 @@ export class LeanActor<TContext, TInput = unknown> {
         this.defer(SEND_CHILD, this.findChild(to) ?? to, event);
       }
     if (emit) for (let i = 0; i < emit.length; i++) this.emit(emit[i] as { type: string });
+  }
+
+  private hears(type: string): boolean {
+    if (!this.observesEmitted) return false;
+    const observer = this.observer!;
+    return observer.hears === undefined || observer.hears(type);
   }
 
   private emit(event: { type: string }): void {
@@ -626,7 +652,9 @@ export class LeanActor<TContext, TInput = unknown> {
     const input =
       invoke.input === undefined
         ? undefined
-        : this.machine.logic.inputs[invoke.input]!({ context: this.context, event });
+        : this.machine.contextInputs?.has(invoke.src)
+          ? this.context
+          : this.machine.logic.inputs[invoke.input]!({ context: this.context, event });
     this.spawn(invoke.id, invoke.src, input, invoke.replies);
   }
 

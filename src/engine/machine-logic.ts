@@ -78,6 +78,12 @@ export interface AssignImpl<TContext> {
 export interface EmitImpl<TContext> {
   kind: 'emit';
   run(args: ActionArgs<TContext>, params: never): { type: string } | undefined;
+  /**
+   * The one type of event `run` emits, when it is always the same: the lean executor skips the action (builds no
+   * event) for a run that nothing hears it from (no observer of emitted events, or one that does not hear that
+   * type, `LeanObserver.hears`). An action without it always runs.
+   */
+  type?: string | undefined;
 }
 /** A context change plus children and events (`enqueueActions`). */
 export interface StepImpl<TContext> {

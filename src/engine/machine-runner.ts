@@ -52,6 +52,12 @@ export interface PrepareOptions {
    * each name, with its code on the prototype, so a run's effects need no closure and no lookup of their own.
    */
   runEffects?: ReadonlySet<string> | undefined;
+  /**
+   * Run effects (`runEffects`) handed the run's machine context as their input, rather than what the invoke's
+   * input function makes of it: the lean executor makes no input object per invocation, and the XState runner
+   * hands them its actor's context too, so that the effect reads one shape under either runner.
+   */
+  contextInputs?: ReadonlySet<string> | undefined;
 }
 
 export interface PreparedMachine<TContext, TInput> {
@@ -90,6 +96,7 @@ export const leanRunner: MachineRunner = {
       machines: definition.machines,
       ignoresSignal: options.ignoresSignal,
       runEffects: options.runEffects,
+      contextInputs: options.contextInputs,
     };
     return { start: (input, observer) => new LeanActor(machine, input, observer).start() };
   },

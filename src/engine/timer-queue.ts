@@ -1,6 +1,7 @@
 import type { Clock } from '../clock/clock.js';
 import { StateError } from '../errors/state-error.js';
 import type { TimerTarget, Timers } from './timers.js';
+import { armZeroDelay, clearZeroDelay, type ZeroDelay } from './zero-delay.js';
 
 /** One timer in the queue: the target itself, whose `index` is its place in the heap (-1 once it fired or was cleared). */
 type Entry = TimerTarget;
@@ -55,8 +56,12 @@ export class TimerQueue implements Timers {
     return this.heap.length;
   }
 
-  /** Arms `target`; the handle to clear it with is the target itself. */
-  set(target: TimerTarget, delayMs: number): Entry {
+  /**
+   * Arms `target`; the handle to clear it with is the target itself. A wait of 0 ms (or less) is no entry: it
+   * runs as a microtask (zero-delay.ts), with a handle of its own.
+   */
+  set(target: TimerTarget, delayMs: number): Entry | ZeroDelay {
+    if (delayMs <= 0) return armZeroDelay(target);
     if (target.index !== -1) throw new StateError('TimerQueue: a timer target is armed twice at once');
     const heap = this.heap;
     const index = heap.length;
@@ -75,7 +80,11 @@ export class TimerQueue implements Timers {
 
   clear(handle: unknown): void {
     const entry = handle as Entry;
-    if (entry.index === -1) return;
+    // Not queued: fired or cleared already, or a 0 ms wait's.
+    if (entry.index === -1) {
+      clearZeroDelay(handle);
+      return;
+    }
     this.removeAt(entry.index);
     if (this.heap.length === 0) {
       if (this.peak > 64) this.release();

@@ -1,10 +1,13 @@
 import type { Clock } from '../clock/clock.js';
 import { TimerQueue } from './timer-queue.js';
+import { armZeroDelay, clearZeroDelay } from './zero-delay.js';
 
 /**
  * What a timer calls when it is due: an object with a method, so that arming one makes no closure. A timer queue
  * (timer-queue.ts) keeps its bookkeeping in the target itself, so that a timer costs no entry object of its own: a
- * target is armed at most once at a time.
+ * target is armed at most once at a time. A class may declare the three fields itself (`implements`) rather than
+ * extend this one, as the lean executor's timer slots do: on Hermes a derived class's construction calls its base
+ * constructor, once per timer.
  */
 export abstract class TimerTarget {
   /** @internal The queue's: when it is due, the order it was armed in, its place in the heap (-1: not queued). */
@@ -23,11 +26,6 @@ export interface Timers {
   clear(handle: unknown): void;
   /** Clears a host timer kept armed while none of these timers is (timer-queue.ts), if there is one. */
   quiesce?(): void;
-}
-
-/** The handle of a 0 ms wait: cleared by marking it dead. */
-class ZeroDelay {
-  live = true;
 }
 
 /**
@@ -54,34 +52,13 @@ export function quiesceClockTimers(clock: Clock): void {
 const byClock = new WeakMap<Clock, Timers>();
 
 function timersOn(clock: Clock): Timers {
-  const queue =
-    clock.monotonicNow !== undefined ? new TimerQueue(clock, () => clock.monotonicNow!()) : undefined;
-  const host: Timers =
-    queue !== undefined
-      ? queue
-      : {
-          set: (target, delayMs) => clock.setTimeout(() => target.fire(), delayMs),
-          clear: (handle) => clock.clearTimeout(handle),
-        };
+  // The queue takes a 0 ms wait as a microtask itself: a run arms its delays on it with no call between.
+  if (clock.monotonicNow !== undefined) return new TimerQueue(clock, () => clock.monotonicNow!());
   return {
-    set(target, delayMs) {
-      if (delayMs > 0) return host.set(target, delayMs);
-      const handle = new ZeroDelay();
-      queueMicrotask(() => {
-        if (!handle.live) return;
-        handle.live = false;
-        target.fire();
-      });
-      return handle;
-    },
+    set: (target, delayMs) =>
+      delayMs > 0 ? clock.setTimeout(() => target.fire(), delayMs) : armZeroDelay(target),
     clear(handle) {
-      // Its constructor rather than instanceof: a cached read instead of a prototype walk on Hermes, per timer.
-      if (typeof handle === 'object' && handle !== null && handle.constructor === ZeroDelay)
-        (handle as ZeroDelay).live = false;
-      else host.clear(handle);
-    },
-    quiesce() {
-      queue?.quiesce();
+      if (!clearZeroDelay(handle)) clock.clearTimeout(handle);
     },
   };
 }

@@ -1,4 +1,11 @@
-import { createActor, fromPromise, type AnyStateMachine, type InspectionEvent, type Observer } from 'xstate';
+import {
+  createActor,
+  fromPromise,
+  type AnyActorRef,
+  type AnyStateMachine,
+  type InspectionEvent,
+  type Observer,
+} from 'xstate';
 import { MachineError } from '../errors/machine-error.js';
 import { replyingActor } from './machine-logic.js';
 import type { LeanEffect, LeanStatus } from './lean-actor.js';
@@ -25,12 +32,12 @@ export function createXStateRunner(
       for (const [name, effect] of Object.entries(options.actors)) actors[name] = promiseActor(effect);
       for (const [name, run] of Object.entries(options.spawned ?? {})) actors[name] = replyingActor(run);
       const provided = machine.provide({ actors } as never);
-      const { runEffects } = options;
+      const { runEffects, contextInputs } = options;
       return {
         start: (input, observer) =>
           startActor(
             runEffects && observer
-              ? provided.provide({ actors: ownActors(runEffects, observer) } as never)
+              ? provided.provide({ actors: ownActors(runEffects, observer, contextInputs) } as never)
               : provided,
             input,
             options.clock,
@@ -46,21 +53,34 @@ export function createXStateRunner(
  * An effect as an XState actor: a promise either way, so an effect that answers at once, or throws, settles the
  * promise. What it threw reaches the machine (and so the inspector) by name only.
  */
-function promiseActor(effect: LeanEffect, self?: unknown) {
-  return fromPromise(({ input, signal }: { input: never; signal: AbortSignal }) =>
+function promiseActor(effect: LeanEffect, self?: unknown, readsContext = false) {
+  return fromPromise(({ input, signal, self: actor }: PromiseArgs) =>
     Promise.resolve()
-      .then(() => effect.call(self, input, signal))
+      // An effect that reads the machine's context (`contextInputs`) gets its invoker's, as in the lean executor.
+      .then(() => effect.call(self, (readsContext ? contextOf(actor._parent) : input) as never, signal))
       .catch((error: unknown) => {
         throw new WithheldError(error);
       }),
   );
 }
 
+type PromiseArgs = { input: unknown; signal: AbortSignal; self: { _parent?: AnyActorRef | undefined } };
+
+/** The context of the machine that invoked an actor. */
+function contextOf(parent: AnyActorRef | undefined): unknown {
+  return (parent?.getSnapshot() as { context?: unknown } | undefined)?.context;
+}
+
 /** The effects one run answers itself (`runEffects`): its observer's methods, as that run's own actors. */
-function ownActors(names: ReadonlySet<string>, observer: RunObserver): Record<string, unknown> {
+function ownActors(
+  names: ReadonlySet<string>,
+  observer: RunObserver,
+  contextInputs: ReadonlySet<string> | undefined,
+): Record<string, unknown> {
   const actors: Record<string, unknown> = {};
   const own = observer as unknown as Record<string, LeanEffect>;
-  for (const name of names) actors[name] = promiseActor(own[name]!, observer);
+  for (const name of names)
+    actors[name] = promiseActor(own[name]!, observer, contextInputs?.has(name) === true);
   return actors;
 }
 

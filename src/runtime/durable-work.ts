@@ -102,8 +102,11 @@ export interface DurableWorkDeps {
   /** The primary origin's id, for a failure that ended a send before any attempt. */
   primary: string;
   notify: (event: DecisionEventDraft) => void;
-  /** The policy a request runs by: an entry's own policy over its route's over the client's (request-policy-of.ts). */
-  policyOf: (prepared: PreparedRequest) => Readonly<Policy>;
+  /**
+   * Names the request's route on it and gives the policy it runs by: an entry's own policy over its route's over
+   * the client's (route-request.ts).
+   */
+  route: (prepared: PreparedRequest) => Readonly<Policy>;
   requestRun: RunOf;
   telemetry?: TelemetrySession | undefined;
   /** What telemetry may know of a request. */
@@ -203,7 +206,7 @@ class Durable {
     const { clock, telemetry, requestRun } = this.deps;
     const prepared = preparedOf(entry);
     // The entry's own policy, kept with it, over its route's over the client's.
-    const policy = this.deps.policyOf(prepared);
+    const policy = this.deps.route(prepared);
     const startedAt = clock.now();
     const trace = telemetry?.send(
       this.deps.traced(entry.id, prepared),

@@ -33,7 +33,7 @@ import { createProbe } from './probe.js';
 import { redactEvent, withoutQuery } from './redact.js';
 import { isOffline } from './request-effects.js';
 import { InteractiveRun, RequestRun, type InFlightRequest, type RequestHost } from './request-run.js';
-import { requestPolicyOf } from './request-policy-of.js';
+import { routeRequest } from './route-request.js';
 import { createRetrySlots } from './retry-slots.js';
 import { createServerHolds, type ServerHolds } from './server-holds.js';
 import { createOriginThrottles } from './origin-throttles.js';
@@ -205,7 +205,7 @@ export class FailwiseClient implements FailoverClient {
     try {
       if (this.#closed) throw new FailwiseError('failwise: this client is closed');
       const prepared = prepareRequest(request, this.#newKey, strict, this.#options.isIdempotent);
-      const policy = this.#policyOf(prepared);
+      const policy = this.#route(prepared);
       if (prepared.lifetime === 'durable') return this.#requestDurable(prepared, policy);
       if (prepared.lifetime === 'cached') return this.#requestCached(prepared, policy);
       return this.#requestInteractive(prepared, policy);
@@ -217,9 +217,12 @@ export class FailwiseClient implements FailoverClient {
     }
   }
 
-  /** The policy a request runs by (request-policy-of.ts): the client's own object for most requests. */
-  #policyOf(prepared: PreparedRequest): Readonly<Policy> {
-    return requestPolicyOf(prepared, this.policy, this.#routes);
+  /**
+   * Names the request's route on it and gives the policy it runs by (route-request.ts): the client's own object
+   * for most requests.
+   */
+  #route(prepared: PreparedRequest): Readonly<Policy> {
+    return routeRequest(prepared, this.policy, this.#routes);
   }
 
   #requestInteractive(prepared: PreparedRequest, policy: Readonly<Policy>): Promise<Outcome> {
@@ -409,7 +412,7 @@ export class FailwiseClient implements FailoverClient {
             isOffline: () => isOffline(this.#host),
             primary,
             notify: (event) => this.#notify(event),
-            policyOf: (prepared) => this.#policyOf(prepared),
+            route: (prepared) => this.#route(prepared),
             requestRun: (requestId, prepared, startedAt, trace) =>
               this.#requestRun(requestId, prepared, startedAt, trace),
             telemetry: this.#telemetry,

@@ -9,6 +9,8 @@ const requestDefinition = { table: requestTable, logic: requestLogic };
 /** The client's origin choice and retry-budget claim answer at once (request-effects.ts). */
 const ANSWER_AT_ONCE: ReadonlySet<string> = new Set(['chooseOrigin', 'claimRetry']);
 const ANSWERED = ['transport', 'chooseOrigin', 'claimRetry'] as const;
+/** The attempt reads its origin, number and timeout from the machine's context: no input object per attempt. */
+const READS_CONTEXT: ReadonlySet<string> = new Set(['transport']);
 
 /**
  * Readies the request machine for one client's runs, through the client's runner (the lean executor, or XState
@@ -29,5 +31,6 @@ export function prepareRequestMachine(
     actors: requestEffectDefaults,
     ignoresSignal: ANSWER_AT_ONCE,
     runEffects,
+    contextInputs: READS_CONTEXT,
   });
 }

@@ -99,7 +99,7 @@ export interface PreparedRequest {
   signal?: AbortSignal | undefined;
   fetchOptions?: FetchOptions | undefined;
   stream?: boolean | undefined;
-  /** The request's own policy, as given (checked when it is laid over its route's: request-policy-of.ts). */
+  /** The request's own policy, as given (checked when it is laid over its route's: route-request.ts). */
   policy?: RequestPolicyInput | undefined;
   /** The route that matched the request, by name (its `id` or index), once one did. */
   route?: string | number | undefined;

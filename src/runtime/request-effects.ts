@@ -1,5 +1,5 @@
+import { attemptTimeoutMs } from '../../machines/request/request.actions.js';
 import type {
-  AttemptInput,
   AttemptOutput,
   ChooseOriginInput,
   ChooseOriginOutput,
@@ -8,9 +8,11 @@ import type {
   ReconcileOutput,
   RefreshAuthInput,
   RefreshAuthOutput,
+  RequestMachineContext,
 } from '../../machines/request/request.types.js';
 import { attemptOrigin } from '../policy/attempt-origin.js';
 import { isSafeMethod } from '../policy/methods.js';
+import type { Policy } from '../policy/policy.js';
 import type { TransportErrorPhase } from '../policy/transport-result.js';
 import { classifyAttempt, classifyPath } from './classify-attempt.js';
 import type { ClassifyRequest } from './client-options.js';
@@ -26,7 +28,7 @@ import type { ResolvedOrigin } from './validate-client-options.js';
 // claim answer at once (the lean executor hands the answer back without a tick).
 
 /** The request an effect answers for: its own run, which reaches the client's parts through its host. */
-export type EffectRequest = Pick<RequestRun<unknown>, 'host' | 'requestId' | 'prepared' | 'trace' | 'policy'>;
+export type EffectRequest = Pick<RequestRun<unknown>, 'host' | 'requestId' | 'prepared' | 'trace'>;
 
 /** Rule 6: nothing is sent while the connectivity source says offline. */
 export function isOffline(host: RequestHost): boolean {
@@ -55,14 +57,21 @@ export function claimRetry(run: EffectRequest): ClaimRetryOutput {
   return { granted: host.retrySlots.claim(run.requestId, host.inFlight.size), at: host.clock.now() };
 }
 
-/** One attempt: the request's headers, credentials where allowed, then the transport. */
+/**
+ * One attempt: the request's headers, credentials where allowed, then the transport. Its origin, number and
+ * timeout are the machine's context's as the attempt starts (the context the run's machine runs on).
+ */
 export function attempt(
   run: EffectRequest,
-  input: AttemptInput,
+  context: Readonly<RequestMachineContext>,
   signal: AbortSignal,
 ): PromiseLike<AttemptOutput> {
   const { host } = run;
-  const origin = host.originsById.get(input.origin)!;
+  const origin = host.originsById.get(context.origin!)!;
+  // Read now: credentials may come after the attempt ended and the next began.
+  const n = context.attempts;
+  const timeoutMs = attemptTimeoutMs(context);
+  const { policy } = context;
   if (isOffline(host)) return Promise.resolve(sentNothingOffline(host));
   // A copy the attempt may add to, over Object.keys: most requests have no headers, and on Hermes a for-in over
   // an empty object costs several times Object.keys (a spread costs more still).
@@ -73,10 +82,10 @@ export function attempt(
   if (origin.credentials === 'omit') {
     // Credentials the app put on the request itself must not reach an origin that may not have them either.
     for (const name of CREDENTIAL_HEADERS) delete headers[name];
-    return send(run, input, signal, origin, headers, undefined);
+    return send(run, n, timeoutMs, policy, signal, origin, headers, undefined);
   }
   const { auth } = host;
-  if (!auth) return send(run, input, signal, origin, headers, undefined);
+  if (!auth) return send(run, n, timeoutMs, policy, signal, origin, headers, undefined);
   return Promise.resolve()
     .then(() => auth.headers(origin.id))
     .then(
@@ -84,7 +93,7 @@ export function attempt(
         // The device may have gone offline while the credentials were fetched.
         if (isOffline(host)) return sentNothingOffline(host);
         for (const [name, value] of Object.entries(credentials.headers)) headers[name.toLowerCase()] = value;
-        return send(run, input, signal, origin, headers, credentials.generation);
+        return send(run, n, timeoutMs, policy, signal, origin, headers, credentials.generation);
       },
       () => nothingSent(host, 'unknown', 'auth.headers() threw; nothing was sent'),
     );
@@ -109,10 +118,15 @@ export async function reconcile(run: EffectRequest, input: ReconcileInput): Prom
   return Object.assign({}, result, { at: host.clock.now() });
 }
 
-/** Sends the attempt with its headers complete: the key, the attempt header, the trace's context. */
+/**
+ * Sends attempt number `attempt` (of `runPolicy.attempts.max`) with its headers complete: the key, the attempt
+ * header, the trace's context.
+ */
 function send(
   run: EffectRequest,
-  input: AttemptInput,
+  attempt: number,
+  timeoutMs: number,
+  runPolicy: Readonly<Policy>,
   signal: AbortSignal,
   origin: ResolvedOrigin,
   headers: Record<string, string>,
@@ -120,24 +134,25 @@ function send(
 ): PromiseLike<AttemptOutput> {
   const { host, prepared, trace } = run;
   const { policy } = host;
-  // The timeouts are the request's own (its policy over its route's over the client's); the headers the client's.
-  const { timeouts } = run.policy ?? policy;
+  // The timeouts and attempts are the request's own (its policy over its route's over the client's, which its
+  // machine runs by); the headers the client's.
+  const { timeouts, attempts } = runPolicy;
   // The key comes from the runtime's own copy of the request: the machine knows only that there is one.
   if (prepared.idempotencyKey !== undefined)
     headers[policy.idempotency.header.toLowerCase()] = prepared.idempotencyKey;
   if (policy.attemptHeader) {
-    headers[policy.attemptHeader.toLowerCase()] = `attempt=${input.attempt}; max=${input.attemptsMax}`;
+    headers[policy.attemptHeader.toLowerCase()] = `attempt=${attempt}; max=${attempts.max}`;
   }
   // The attempt's span context (`traceparent`, ...), so that the server's spans join the trace.
-  if (trace?.inject) trace.inject(input.attempt, headers);
+  if (trace?.inject) trace.inject(attempt, headers);
   const sent = host.transport.send({
     url: origin.base + prepared.path,
     method: prepared.method,
     headers,
     body: prepared.body,
     signal,
-    connectTimeoutMs: Math.min(timeouts.connectMs, input.timeoutMs),
-    attemptsLeft: input.attemptsLeft,
+    connectTimeoutMs: Math.min(timeouts.connectMs, timeoutMs),
+    attemptsLeft: attempts.max - attempt + 1,
     pins: origin.pins,
     fetchOptions: prepared.fetchOptions,
     stream: prepared.stream,
@@ -149,9 +164,7 @@ function send(
   // without a `classify` the success path costs this one check.
   const { classify } = host;
   return new StampedAttempt(
-    classify === undefined
-      ? sent
-      : classifyAttempt(sent, classify, classifyRequest(run, origin.id), input.attempt),
+    classify === undefined ? sent : classifyAttempt(sent, classify, classifyRequest(run, origin.id), attempt),
     host,
     authGeneration,
     origin.id,

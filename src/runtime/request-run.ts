@@ -8,7 +8,6 @@ import type { Failure } from '../policy/failure.js';
 import type { Outcome } from '../policy/outcome.js';
 import type { Policy } from '../policy/policy.js';
 import type {
-  AttemptInput,
   AttemptOutput,
   ChooseOriginInput,
   ChooseOriginOutput,
@@ -100,8 +99,6 @@ export class RequestRun<T = RunOutput> implements RunObserver {
   failures: Failure[] | undefined = undefined;
   /** Settles once the request ends, with what `outcome` makes of the machine's output; set by `start`. */
   done: Promise<T> | undefined = undefined;
-  /** The policy the run goes by (the request's own over its route's over the client's); set by `start`. */
-  policy: Policy | undefined = undefined;
   /** The caller's signal, once the run listens to it. */
   private signal: AbortSignal | undefined = undefined;
   private machine: MachineRun<RequestMachineContext> | undefined = undefined;
@@ -132,7 +129,6 @@ export class RequestRun<T = RunOutput> implements RunObserver {
     }));
     this.begin(signal);
     const { host, prepared } = this;
-    this.policy = policy;
     try {
       const input = host.inspected ? ({} as RequestMachineInput) : host.input;
       input.requestId = this.requestId;
@@ -198,8 +194,9 @@ export class RequestRun<T = RunOutput> implements RunObserver {
 
   // ---- what the machine asks for: each handed to the client's effects with the request itself ----
 
-  transport(input: AttemptInput, signal: AbortSignal): PromiseLike<AttemptOutput> {
-    return effects.attempt(this, input, signal);
+  /** One attempt, read from the machine's context (`contextInputs`, prepare-request-machine.ts). */
+  transport(context: RequestMachineContext, signal: AbortSignal): PromiseLike<AttemptOutput> {
+    return effects.attempt(this, context, signal);
   }
 
   chooseOrigin(input: ChooseOriginInput): ChooseOriginOutput {
@@ -241,6 +238,19 @@ export class RequestRun<T = RunOutput> implements RunObserver {
         attempt,
         elapsedMs: host.clock.now() - this.startedAt,
       }) as DecisionEventDraft,
+    );
+  }
+
+  /**
+   * Whether the run hears emitted events of `type` (`LeanObserver.hears`): an attempt's end always (the origin set's
+   * health and the server holds hear it), the rest only for the app's `onEvent` or telemetry.
+   */
+  hears(type: string): boolean {
+    return (
+      this.host.wantsEvents ||
+      this.trace !== undefined ||
+      type === 'attempt-succeeded' ||
+      type === 'attempt-failed'
     );
   }
 

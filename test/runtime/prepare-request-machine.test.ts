@@ -10,8 +10,8 @@ import { defaultPolicy } from '../../src/policy/defaults.js';
 import { prepareRequestMachine } from '../../src/runtime/prepare-request-machine.js';
 import { xstateRunner } from '../../src/runtime/with-inspector.js';
 import type {
-  AttemptInput,
   ChooseOriginInput,
+  RequestMachineContext,
   RequestMachineInput,
 } from '../../machines/request/request.types.js';
 
@@ -34,8 +34,11 @@ class OwnRun {
     return { granted: true, at: 0 };
   }
 
-  transport(input: AttemptInput, signal: AbortSignal) {
-    this.asked.push(`transport ${input.attempt} ${this instanceof OwnRun} ${signal instanceof AbortSignal}`);
+  // The attempt reads the machine's context (`contextInputs`), in either runner.
+  transport(context: RequestMachineContext, signal: AbortSignal) {
+    this.asked.push(
+      `transport ${context.attempts} ${this instanceof OwnRun} ${signal instanceof AbortSignal}`,
+    );
     return Promise.resolve({
       kind: 'response' as const,
       response: new Response(null, { status: this.status }),

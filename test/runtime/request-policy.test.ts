@@ -6,7 +6,7 @@ import { RequestError } from '../../src/errors/request-error.js';
 import { definePolicy } from '../../src/policy/define-policy.js';
 import { resolveRoutes } from '../../src/policy/routes.js';
 import { prepareRequest, type FailoverRequest } from '../../src/runtime/prepare-request.js';
-import { requestPolicyOf } from '../../src/runtime/request-policy-of.js';
+import { routeRequest } from '../../src/runtime/route-request.js';
 import { memoryStore } from '../../src/stores/memory-store.js';
 import type { OutboxEntry } from '../../src/stores/outbox-store.js';
 
@@ -171,14 +171,14 @@ describe('routes', () => {
   });
 });
 
-describe('requestPolicyOf', () => {
+describe('routeRequest', () => {
   const client = definePolicy({ attempts: { max: 4 } });
   const prepare = (request: FailoverRequest) => prepareRequest(request, () => 'key');
 
   it('gives the client policy object itself to a request with no policy and no route to match', () => {
-    expect(requestPolicyOf(prepare({ path: '/a' }), client, undefined)).toBe(client);
+    expect(routeRequest(prepare({ path: '/a' }), client, undefined)).toBe(client);
     const routes = resolveRoutes([{ match: { path: '/b' }, policy: { attempts: { max: 1 } } }], client);
-    expect(requestPolicyOf(prepare({ path: '/a' }), client, routes)).toBe(client);
+    expect(routeRequest(prepare({ path: '/a' }), client, routes)).toBe(client);
   });
 
   it('gives a matched route its own policy object, made once with the client', () => {
@@ -187,7 +187,7 @@ describe('requestPolicyOf', () => {
       client,
     )!;
     const prepared = prepare({ path: '/b/1' });
-    expect(requestPolicyOf(prepared, client, routes)).toBe(routes[0]!.policy);
+    expect(routeRequest(prepared, client, routes)).toBe(routes[0]!.policy);
     expect(prepared.route).toBe('b');
   });
 });

@@ -6,14 +6,15 @@ import { matchRoute, type ResolvedRoute } from '../policy/routes.js';
 import type { PreparedRequest } from './prepare-request.js';
 
 /**
- * The policy a request runs by: its own `policy` laid over its route's (the first of `routes` that matches it,
- * named on `prepared.route`), laid over the client's. With no routes and no policy of its own, the client's
- * policy itself: the common request pays for no merge.
+ * Routes a request: names on it the route it matches (`prepared.route`, the first of `routes` that matches;
+ * its decision events, telemetry and `classify` show it) and returns the policy it runs by, its own `policy`
+ * laid over that route's, laid over the client's. With no routes and no policy of its own, the client's policy
+ * itself: the common request pays for no merge.
  *
  * @throws RequestError naming the first bad field of the request's policy (`request.policy.attempts.max: ...`);
  *   its cause is the `PolicyError` listing every one.
  */
-export function requestPolicyOf(
+export function routeRequest(
   prepared: PreparedRequest,
   client: Readonly<Policy>,
   routes: readonly ResolvedRoute[] | undefined,
