@@ -8,6 +8,7 @@ import {
   type AdaptiveRateOptions,
 } from '../policy/adaptive-rate.js';
 import { parseRateLimitFields } from '../policy/rate-limit-fields.js';
+import { readsRateLimitFields } from '../policy/rate-limit-reading.js';
 import { mergeQuota, takeFromQuota, type SendQuota } from '../policy/send-quota.js';
 
 /** Why an attempt must wait for its send slot: the origin's named quota is spent, or the client's own send rate. */
@@ -25,7 +26,10 @@ export interface OriginThrottles {
    * is taken), else until when it must wait. A wait that ends before `deadline` is booked.
    */
   take(origin: string, requestId: string, now: number, deadline: number): SlotWait | undefined;
-  /** An answer from `origin` at `at`: its rate-limit fields, and whether it throttled (429). */
+  /**
+   * An answer from `origin` at `at`: whether it throttled (429), and its rate-limit fields, where they are
+   * read (rate-limit-reading.ts).
+   */
   observe(origin: string, status: number, headers: Headers, at: number): void;
   /** The request ended: a slot it booked and did not use goes back. */
   release(requestId: string): void;
@@ -36,6 +40,8 @@ interface OriginSlots {
   quota: SendQuota | undefined;
   /** Answers not yet noted in `rate`: each changed only its bucket's count (the common answer, made no copy). */
   uncounted: number;
+  /** Answers since the last that had a rate-limit field (rate-limit-reading.ts: which answers are read). */
+  answersWithoutFields: number;
 }
 
 interface Booking {
@@ -49,7 +55,10 @@ export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrot
   const slotsOf = (origin: string): OriginSlots => {
     let slots = origins.get(origin);
     if (slots === undefined)
-      origins.set(origin, (slots = { rate: initialAdaptiveRate, quota: undefined, uncounted: 0 }));
+      origins.set(
+        origin,
+        (slots = { rate: initialAdaptiveRate, quota: undefined, uncounted: 0, answersWithoutFields: 0 }),
+      );
     return slots;
   };
   const release = (requestId: string) => {
@@ -104,8 +113,14 @@ export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrot
         slots.rate = noteAnswer(slots.rate, at, throttled, options, slots.uncounted + 1);
         slots.uncounted = 0;
       }
-      const fields = parseRateLimitFields(headers, at);
-      if (fields !== undefined) slots.quota = mergeQuota(slots.quota, fields, at);
+      const fields = readsRateLimitFields(slots.answersWithoutFields, status)
+        ? parseRateLimitFields(headers, at)
+        : undefined;
+      if (fields === undefined) slots.answersWithoutFields++;
+      else {
+        slots.answersWithoutFields = 0;
+        slots.quota = mergeQuota(slots.quota, fields, at);
+      }
     },
     release,
   };

@@ -47,4 +47,26 @@ describe('createOriginThrottles', () => {
     // Another origin's quota is its own.
     expect(throttles.take('backup', 'r3', 20, 10_000)).toBeUndefined();
   });
+
+  it('reads the fields of an origin that never sends them only on its throttles and one answer in sixteen', () => {
+    const throttles = createOriginThrottles(options);
+    // Sixteen answers with no field, read in full; the seventeenth is read as the one in sixteen.
+    for (let i = 0; i < 17; i++) throttles.observe('api', 200, headers(), i);
+    // The eighteenth is not read: its r=0 goes unseen.
+    throttles.observe('api', 200, headers({ ratelimit: '"default";r=0;t=5' }), 100);
+    expect(throttles.take('api', 'r1', 200, 10_000)).toBeUndefined();
+    // A 429 is always read: its r=0 holds the origin until the reset, 5 s after it.
+    throttles.observe('api', 429, headers({ ratelimit: '"default";r=0;t=5' }), 1_000);
+    expect(throttles.take('api', 'r2', 1_000, 10_000)).toEqual({ holdUntil: 6_000, holdBy: 'quota' });
+    // Once an answer had a field, every answer is read in full again.
+    throttles.observe('api', 200, headers({ ratelimit: '"default";r=0;t=9' }), 7_000);
+    expect(throttles.take('api', 'r3', 7_000, 20_000)).toEqual({ holdUntil: 16_000, holdBy: 'quota' });
+  });
+
+  it('reads every answer of the first sixteen, so a quota named on an early 200 is kept', () => {
+    const throttles = createOriginThrottles(options);
+    for (let i = 0; i < 15; i++) throttles.observe('api', 200, headers(), i);
+    throttles.observe('api', 200, headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '3' }), 1_000);
+    expect(throttles.take('api', 'r1', 1_000, 10_000)).toEqual({ holdUntil: 4_000, holdBy: 'quota' });
+  });
 });
