@@ -153,9 +153,11 @@ export const describePath = (path: string): string =>
 type Lifetime = PreparedRequest['lifetime'];
 type Body = string | Uint8Array | undefined;
 
+/** failwise's own fields of a request: the request's, or for `client.fetch` its `init`'s. */
+export type OwnFields = Pick<FailoverRequest, (typeof OWN_FIELDS)[number]>;
+
 /**
  * Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field.
- * `strict: false` ignores unknown fields, as fetch ignores unknown `init` members (for `client.fetch`).
  * `generateKey` makes the key of `idempotencyKey: 'auto'` (and of a durable request without one); it throws
  * a `RequestError` itself when it cannot. The fields are checked one after another in this order: a request
  * with more than one wrong field is refused for the first of them.
@@ -163,32 +165,59 @@ type Body = string | Uint8Array | undefined;
 export function prepareRequest(
   request: FailoverRequest,
   generateKey: () => string,
-  strict = true,
   isIdempotent?: IsIdempotent,
 ): PreparedRequest {
-  checkFields(request, strict);
-  const {
+  checkFields(request);
+  const { method, path, headers, body, signal, fetchOptions } = request;
+  return checkedRequest(
+    request,
+    method,
     path,
+    headers,
+    body,
+    signal,
+    fetchOptions,
+    generateKey,
+    isIdempotent,
+  );
+}
+
+/**
+ * The checks of `prepareRequest` on a request's parts, given one by one so that `client.fetch`, which reads them
+ * from fetch's input and init, makes no request object before this one: `own` holds failwise's own fields
+ * (`lifetime`, `orderKey`, ...), where fetch's `init` may hold members failwise ignores, as fetch does.
+ */
+export function checkedRequest(
+  own: OwnFields,
+  requestedMethod: string | undefined,
+  path: string,
+  requestedHeaders: RequestHeaders | undefined,
+  requestedBody: FailoverRequest['body'],
+  signal: AbortSignal | undefined,
+  requestedFetchOptions: FetchOptions | undefined,
+  generateKey: () => string,
+  isIdempotent: IsIdempotent | undefined,
+): PreparedRequest {
+  const {
     lifetime = 'interactive',
     idempotent,
     idempotencyKey: key,
     deadlineMs,
-    signal,
     orderKey,
     replaceKey,
     cacheKey,
-  } = request;
-  const method = methodOf(request.method);
+  } = own;
+  const method = methodOf(requestedMethod);
   checkPath(path);
   checkLifetime(lifetime, method, orderKey, cacheKey);
   if (replaceKey !== undefined && (typeof replaceKey !== 'string' || replaceKey === ''))
     fail('replaceKey', `expected a non-empty string${got(replaceKey)}`);
   if (replaceKey !== undefined && lifetime !== 'durable')
     fail('replaceKey', 'only a durable request has a replace key');
-  checkValues(idempotent, request.stream, key, deadlineMs, signal);
-  const headers = headersOf(request.headers);
-  const body = bodyOf(request.body, method, headers);
-  const fetchOptions = checkFetchOptions(request.fetchOptions);
+  checkValues(idempotent, own.stream, key, deadlineMs, signal);
+  const headers = headersOf(requestedHeaders);
+  const body = bodyOf(requestedBody, method, headers);
+  const fetchOptions = checkFetchOptions(requestedFetchOptions);
   if (fetchOptions !== undefined && lifetime === 'durable')
     fail(
       'fetchOptions',
@@ -225,14 +254,14 @@ export function prepareRequest(
     deadlineMs,
     signal,
     fetchOptions,
-    stream: request.stream,
-    policy: request.policy,
+    stream: own.stream,
+    policy: own.policy,
     route: undefined,
   };
 }
 
-/** The request is an object, and (when `strict`) has only the fields failwise knows. */
-function checkFields(request: FailoverRequest, strict: boolean): void {
+/** The request is an object, and has only the fields failwise knows. */
+function checkFields(request: FailoverRequest): void {
   // A string is shown by its kind only: it is most likely a path, whose query may carry a token.
   if (typeof request !== 'object' || request === null)
     fail(
@@ -240,7 +269,7 @@ function checkFields(request: FailoverRequest, strict: boolean): void {
       `expected an object ({ path, ... })${typeof request === 'string' ? ', got a string' : got(request)}`,
     );
   for (const key of Object.keys(request)) {
-    if (strict && !FIELDS.has(key)) fail(key, 'unknown field');
+    if (!FIELDS.has(key)) fail(key, 'unknown field');
   }
 }
 
