@@ -91,7 +91,8 @@ export interface PreparedRequest {
   idempotent?: boolean | undefined;
   method: string;
   path: string;
-  headers: Record<string, string>;
+  /** Lower-case names; shared among requests that give none, so never written to (an attempt copies them). */
+  headers: Readonly<Record<string, string>>;
   body?: string | Uint8Array | undefined;
   write: boolean;
   idempotencyKey?: string | undefined;
@@ -215,8 +216,11 @@ export function checkedRequest(
   if (replaceKey !== undefined && lifetime !== 'durable')
     fail('replaceKey', 'only a durable request has a replace key');
   checkValues(idempotent, own.stream, key, deadlineMs, signal);
-  const headers = headersOf(requestedHeaders);
-  const body = bodyOf(requestedBody, method, headers);
+  let headers = headersOf(requestedHeaders);
+  const body = bodyOf(requestedBody, method);
+  // A form's own content type, unless the request sets one.
+  if (requestedBody instanceof URLSearchParams && headers['content-type'] === undefined)
+    headers = { ...headers, 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' };
   const fetchOptions = checkFetchOptions(requestedFetchOptions);
   if (fetchOptions !== undefined && lifetime === 'durable')
     fail(
@@ -238,12 +242,8 @@ export function checkedRequest(
           `a durable request is stored, so it must not carry ${name}: give credentials with \`auth\``,
         );
   }
-  return {
+  const prepared: PreparedRequest = {
     lifetime,
-    orderKey,
-    replaceKey,
-    cacheKey,
-    idempotent: verdict,
     method,
     path,
     headers,
@@ -258,6 +258,15 @@ export function checkedRequest(
     policy: own.policy,
     route: undefined,
   };
+  // The fields only durable and cached requests keep: an interactive request, the most common by far, holds
+  // none of them (nor reads them) while it is in flight.
+  if (lifetime !== 'interactive') {
+    prepared.orderKey = orderKey;
+    prepared.replaceKey = replaceKey;
+    prepared.cacheKey = cacheKey;
+    prepared.idempotent = verdict;
+  }
+  return prepared;
 }
 
 /** The request is an object, and has only the fields failwise knows. */
@@ -345,11 +354,12 @@ function checkValues(
 }
 
 /** The request's headers as a record of lower-case names. */
-function headersOf(requested: RequestHeaders | undefined): Record<string, string> {
+function headersOf(requested: RequestHeaders | undefined): Readonly<Record<string, string>> {
+  // Most requests carry no headers of their own: no Headers object to build and walk, nor a record to hold.
+  if (requested === undefined) return NO_HEADERS;
   const headers: Record<string, string> = {};
   try {
-    // Most requests carry no headers of their own: no Headers object to build and walk for them.
-    if (requested !== undefined) new Headers(requested).forEach((value, name) => (headers[name] = value));
+    new Headers(requested).forEach((value, name) => (headers[name] = value));
   } catch {
     // Not the host's error, as message or cause: it quotes the bad value, which may be a token (rule 9).
     const { field, message } = headersProblem(requested);
@@ -358,14 +368,13 @@ function headersOf(requested: RequestHeaders | undefined): Record<string, string
   return headers;
 }
 
-/**
- * The body as it is sent again on every attempt: a string or a copy of the bytes. URLSearchParams become their
- * string, with their content type unless the request sets one (in `headers`).
- */
-function bodyOf(requested: FailoverRequest['body'], method: string, headers: Record<string, string>): Body {
+/** A request's headers when it gives none: every attempt copies them before adding its own. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The body as it is sent again on every attempt: a string or a copy of the bytes; URLSearchParams, their string. */
+function bodyOf(requested: FailoverRequest['body'], method: string): Body {
   let body = requested ?? undefined;
   if (body instanceof URLSearchParams) {
-    headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
     body = body.toString();
   } else if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
     // A copy: the app may reuse its buffer while failwise still needs the bytes for a retry.
