@@ -219,7 +219,7 @@ export function checkedRequest(
   let headers = headersOf(requestedHeaders);
   const body = bodyOf(requestedBody, method);
   // A form's own content type, unless the request sets one.
-  if (requestedBody instanceof URLSearchParams && headers['content-type'] === undefined)
+  if (body !== undefined && requestedBody instanceof URLSearchParams && headers['content-type'] === undefined)
     headers = { ...headers, 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' };
   const fetchOptions = checkFetchOptions(requestedFetchOptions);
   if (fetchOptions !== undefined && lifetime === 'durable')
