@@ -22,7 +22,7 @@ import type { DecisionEventDraft } from './decision-events.js';
 import type { CachedRead } from './cached-reads.js';
 import type { ClientOutbox, DurableStart, DurableWork } from './durable-work.js';
 import type { FailoverClient } from './failover-client.js';
-import { failoverRequestOf, type FetchInit } from './fetch-input.js';
+import { prepareFetchInput, type FetchInit } from './fetch-input.js';
 import { createHealthMonitor, type HealthMonitor, type HealthSnapshot } from './health-monitor.js';
 import { keyGenerator, ownerName } from './idempotency-keys.js';
 import { lazyPart, type LazyPart } from './lazy-part.js';
@@ -136,22 +136,40 @@ export class FailwiseClient implements FailoverClient {
     this.close = this.close.bind(this);
   }
 
-  /** Runs one request to its outcome. Rejects only for a malformed request (`RequestError`). */
+  /**
+   * Runs one request to its outcome. Rejects only for a malformed request (`RequestError`). Not an async function:
+   * the promise it returns is the request's own, with no wrapper around it (nor the ticks to settle one).
+   * Whatever throws on the way (a malformed request, a closed client, an app's key generator) still rejects it.
+   */
   request(request: FailoverRequest): Promise<Outcome> {
-    return this.#request(request, undefined);
+    try {
+      if (this.#closed) throw new FailwiseError('failwise: this client is closed');
+      return this.#start(prepareRequest(request, this.#newKey, this.#options.isIdempotent));
+    } catch (error) {
+      // A malformed request, or a key that cannot be made: a rejection, as from an async function. (Both throw
+      // FailwiseErrors; anything else would be a bug, passed on as it is.)
+      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
+      return Promise.reject(error);
+    }
   }
 
   /** A drop-in `fetch`: the final response whenever the server answered; a rejection only when none came. */
   async fetch(input: string | URL | Request, init?: FetchInit): Promise<Response> {
     if (this.#closed) throw new FailwiseError('failwise: this client is closed');
-    const asked = await failoverRequestOf(input, init, this.#bases);
-    // As fetch: an already aborted signal rejects at once, before anything is sent.
-    if (asked.signal?.aborted) throw abortReasonOf(asked.signal);
-    const outcome = await this.#request(asked, false);
+    const prepared = await prepareFetchInput(
+      input,
+      init,
+      this.#bases,
+      this.#newKey,
+      this.#options.isIdempotent,
+    );
+    // Closed while the body was read: nothing is sent.
+    if (this.#closed) throw new FailwiseError('failwise: this client is closed');
+    const outcome = await this.#start(prepared);
     if (outcome.status === 'succeeded') return outcome.response;
     if (outcome.status === 'failed' && outcome.response !== undefined) return outcome.response;
-    if (outcome.status === 'failed' && outcome.reason === 'cancelled' && asked.signal?.aborted)
-      throw abortReasonOf(asked.signal);
+    if (outcome.status === 'failed' && outcome.reason === 'cancelled' && prepared.signal?.aborted)
+      throw abortReasonOf(prepared.signal);
     throw new RequestFailedError(outcome);
   }
 
@@ -198,23 +216,12 @@ export class FailwiseClient implements FailoverClient {
     ]);
   }
 
-  // Not an async function: the promise it returns is the request's own, with no wrapper around it (nor the
-  // ticks to settle one). Whatever throws on the way (a malformed request, a closed client, an app's key
-  // generator) still rejects it, as it did from an async function.
-  #request(request: FailoverRequest, strict: boolean | undefined): Promise<Outcome> {
-    try {
-      if (this.#closed) throw new FailwiseError('failwise: this client is closed');
-      const prepared = prepareRequest(request, this.#newKey, strict, this.#options.isIdempotent);
-      const policy = this.#route(prepared);
-      if (prepared.lifetime === 'durable') return this.#requestDurable(prepared, policy);
-      if (prepared.lifetime === 'cached') return this.#requestCached(prepared, policy);
-      return this.#requestInteractive(prepared, policy);
-    } catch (error) {
-      // A malformed request, or a key that cannot be made: a rejection, as from an async function. (Both throw
-      // FailwiseErrors; anything else would be a bug, passed on as it is.)
-      // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors
-      return Promise.reject(error);
-    }
+  /** Starts a checked request by its lifetime, under its route's policy; throws for a malformed request policy. */
+  #start(prepared: PreparedRequest): Promise<Outcome> {
+    const policy = this.#route(prepared);
+    if (prepared.lifetime === 'durable') return this.#requestDurable(prepared, policy);
+    if (prepared.lifetime === 'cached') return this.#requestCached(prepared, policy);
+    return this.#requestInteractive(prepared, policy);
   }
 
   /**

@@ -1,25 +1,36 @@
+import { abortReasonOf } from '../errors/abort-error.js';
 import { RequestError } from '../errors/request-error.js';
 import { pickFetchOptions, REQUEST_DEFAULTS } from '../transports/fetch-options.js';
 import { headersProblem } from './header-fields.js';
 import { canonicalOrigin } from './origin-url.js';
-import { OWN_FIELDS, type FailoverRequest, type RequestHeaders } from './prepare-request.js';
+import {
+  checkedRequest,
+  type FailoverRequest,
+  type IsIdempotent,
+  type OwnFields,
+  type PreparedRequest,
+  type RequestHeaders,
+} from './prepare-request.js';
 
 /** fetch's `init`, plus failwise's request fields (`lifetime`, `idempotencyKey`, `idempotent`, ...). */
 export type FetchInit = RequestInit &
   Omit<FailoverRequest, 'path' | 'method' | 'headers' | 'body' | 'signal' | 'fetchOptions'>;
 
 /**
- * What `client.fetch(input, init)` asks for, as a failwise request: the path under one of the client's origins
- * (a path as given; an absolute URL or a `Request`'s URL mapped onto the path after the origin's url, so that
- * failover still applies), the method, headers, body (read once, as bytes, when it is not already a string or
- * bytes), signal and fetch's own members, `init`'s over the `Request`'s as fetch takes them. Rejects with
- * `RequestError` for a URL under no configured origin.
+ * What `client.fetch(input, init)` asks for, checked as `prepareRequest` checks a failwise request (the same
+ * errors): the path under one of the client's origins (a path as given; an absolute URL or a `Request`'s URL
+ * mapped onto the path after the origin's url, so that failover still applies), the method, headers, body (read
+ * once, as bytes, when it is not already a string or bytes), signal and fetch's own members, `init`'s over the
+ * `Request`'s as fetch takes them, and failwise's own fields from `init`. Rejects with `RequestError` for a URL
+ * under no configured origin, and, as fetch, with the signal's reason when it is already aborted.
  */
-export async function failoverRequestOf(
+export async function prepareFetchInput(
   input: string | URL | Request,
   init: FetchInit | undefined,
   bases: readonly string[],
-): Promise<FailoverRequest> {
+  generateKey: () => string,
+  isIdempotent: IsIdempotent | undefined,
+): Promise<PreparedRequest> {
   const request = isRequest(input) ? input : undefined;
   const url: unknown = request ? request.url : input instanceof URL ? input.href : input;
   const path = pathOf(url, bases);
@@ -27,25 +38,28 @@ export async function failoverRequestOf(
   let body: FailoverRequest['body'];
   if (init?.body !== undefined && init.body !== null) body = await bytesOf(init.body, headers);
   else if (init?.body === undefined && request) body = await requestBodyOf(request);
-  const signal = init?.signal ?? request?.signal;
-  const failover: FailoverRequest = {
-    path,
-    method: init?.method ?? request?.method ?? 'GET',
-    headers,
-    body,
-    ...(signal ? { signal } : {}),
-  };
+  const signal = (init?.signal ?? request?.signal) || undefined;
+  // As fetch: an already aborted signal rejects at once, before anything is sent.
+  if (signal?.aborted) throw abortReasonOf(signal);
   // The Request's own members where it was given any, init's over them.
   const fetchOptions = {
     ...(request && pickFetchOptions(request, REQUEST_DEFAULTS)),
     ...(init && pickFetchOptions(init)),
   };
-  if (Object.keys(fetchOptions).length > 0) failover.fetchOptions = fetchOptions;
-  if (init)
-    for (const field of OWN_FIELDS)
-      if (init[field] !== undefined) Object.assign(failover, { [field]: init[field] });
-  return failover;
+  return checkedRequest(
+    init ?? NO_FIELDS,
+    init?.method ?? request?.method ?? 'GET',
+    path,
+    headers,
+    body,
+    signal,
+    Object.keys(fetchOptions).length > 0 ? fetchOptions : undefined,
+    generateKey,
+    isIdempotent,
+  );
 }
+
+const NO_FIELDS: OwnFields = {};
 
 /**
  * fetch's `Headers` of `init`, or a `RequestError` naming the header at fault: fetch's own `TypeError` would be

@@ -91,7 +91,8 @@ export interface PreparedRequest {
   idempotent?: boolean | undefined;
   method: string;
   path: string;
-  headers: Record<string, string>;
+  /** Lower-case names; shared among requests that give none, so never written to (an attempt copies them). */
+  headers: Readonly<Record<string, string>>;
   body?: string | Uint8Array | undefined;
   write: boolean;
   idempotencyKey?: string | undefined;
@@ -153,9 +154,11 @@ export const describePath = (path: string): string =>
 type Lifetime = PreparedRequest['lifetime'];
 type Body = string | Uint8Array | undefined;
 
+/** failwise's own fields of a request: the request's, or for `client.fetch` its `init`'s. */
+export type OwnFields = Pick<FailoverRequest, (typeof OWN_FIELDS)[number]>;
+
 /**
  * Checks a request and turns it into what every attempt sends; throws `RequestError` naming the field.
- * `strict: false` ignores unknown fields, as fetch ignores unknown `init` members (for `client.fetch`).
  * `generateKey` makes the key of `idempotencyKey: 'auto'` (and of a durable request without one); it throws
  * a `RequestError` itself when it cannot. The fields are checked one after another in this order: a request
  * with more than one wrong field is refused for the first of them.
@@ -163,32 +166,62 @@ type Body = string | Uint8Array | undefined;
 export function prepareRequest(
   request: FailoverRequest,
   generateKey: () => string,
-  strict = true,
   isIdempotent?: IsIdempotent,
 ): PreparedRequest {
-  checkFields(request, strict);
-  const {
+  checkFields(request);
+  const { method, path, headers, body, signal, fetchOptions } = request;
+  return checkedRequest(
+    request,
+    method,
     path,
+    headers,
+    body,
+    signal,
+    fetchOptions,
+    generateKey,
+    isIdempotent,
+  );
+}
+
+/**
+ * The checks of `prepareRequest` on a request's parts, given one by one so that `client.fetch`, which reads them
+ * from fetch's input and init, makes no request object before this one: `own` holds failwise's own fields
+ * (`lifetime`, `orderKey`, ...), where fetch's `init` may hold members failwise ignores, as fetch does.
+ */
+export function checkedRequest(
+  own: OwnFields,
+  requestedMethod: string | undefined,
+  path: string,
+  requestedHeaders: RequestHeaders | undefined,
+  requestedBody: FailoverRequest['body'],
+  signal: AbortSignal | undefined,
+  requestedFetchOptions: FetchOptions | undefined,
+  generateKey: () => string,
+  isIdempotent: IsIdempotent | undefined,
+): PreparedRequest {
+  const {
     lifetime = 'interactive',
     idempotent,
     idempotencyKey: key,
     deadlineMs,
-    signal,
     orderKey,
     replaceKey,
     cacheKey,
-  } = request;
-  const method = methodOf(request.method);
+  } = own;
+  const method = methodOf(requestedMethod);
   checkPath(path);
   checkLifetime(lifetime, method, orderKey, cacheKey);
   if (replaceKey !== undefined && (typeof replaceKey !== 'string' || replaceKey === ''))
     fail('replaceKey', `expected a non-empty string${got(replaceKey)}`);
   if (replaceKey !== undefined && lifetime !== 'durable')
     fail('replaceKey', 'only a durable request has a replace key');
-  checkValues(idempotent, request.stream, key, deadlineMs, signal);
-  const headers = headersOf(request.headers);
-  const body = bodyOf(request.body, method, headers);
-  const fetchOptions = checkFetchOptions(request.fetchOptions);
+  checkValues(idempotent, own.stream, key, deadlineMs, signal);
+  let headers = headersOf(requestedHeaders);
+  const body = bodyOf(requestedBody, method);
+  // A form's own content type, unless the request sets one.
+  if (body !== undefined && requestedBody instanceof URLSearchParams && headers['content-type'] === undefined)
+    headers = { ...headers, 'content-type': 'application/x-www-form-urlencoded;charset=UTF-8' };
+  const fetchOptions = checkFetchOptions(requestedFetchOptions);
   if (fetchOptions !== undefined && lifetime === 'durable')
     fail(
       'fetchOptions',
@@ -209,12 +242,8 @@ export function prepareRequest(
           `a durable request is stored, so it must not carry ${name}: give credentials with \`auth\``,
         );
   }
-  return {
+  const prepared: PreparedRequest = {
     lifetime,
-    orderKey,
-    replaceKey,
-    cacheKey,
-    idempotent: verdict,
     method,
     path,
     headers,
@@ -225,14 +254,23 @@ export function prepareRequest(
     deadlineMs,
     signal,
     fetchOptions,
-    stream: request.stream,
-    policy: request.policy,
+    stream: own.stream,
+    policy: own.policy,
     route: undefined,
   };
+  // The fields only durable and cached requests keep: an interactive request, the most common by far, holds
+  // none of them (nor reads them) while it is in flight.
+  if (lifetime !== 'interactive') {
+    prepared.orderKey = orderKey;
+    prepared.replaceKey = replaceKey;
+    prepared.cacheKey = cacheKey;
+    prepared.idempotent = verdict;
+  }
+  return prepared;
 }
 
-/** The request is an object, and (when `strict`) has only the fields failwise knows. */
-function checkFields(request: FailoverRequest, strict: boolean): void {
+/** The request is an object, and has only the fields failwise knows. */
+function checkFields(request: FailoverRequest): void {
   // A string is shown by its kind only: it is most likely a path, whose query may carry a token.
   if (typeof request !== 'object' || request === null)
     fail(
@@ -240,7 +278,7 @@ function checkFields(request: FailoverRequest, strict: boolean): void {
       `expected an object ({ path, ... })${typeof request === 'string' ? ', got a string' : got(request)}`,
     );
   for (const key of Object.keys(request)) {
-    if (strict && !FIELDS.has(key)) fail(key, 'unknown field');
+    if (!FIELDS.has(key)) fail(key, 'unknown field');
   }
 }
 
@@ -316,11 +354,12 @@ function checkValues(
 }
 
 /** The request's headers as a record of lower-case names. */
-function headersOf(requested: RequestHeaders | undefined): Record<string, string> {
+function headersOf(requested: RequestHeaders | undefined): Readonly<Record<string, string>> {
+  // Most requests carry no headers of their own: no Headers object to build and walk, nor a record to hold.
+  if (requested === undefined) return NO_HEADERS;
   const headers: Record<string, string> = {};
   try {
-    // Most requests carry no headers of their own: no Headers object to build and walk for them.
-    if (requested !== undefined) new Headers(requested).forEach((value, name) => (headers[name] = value));
+    new Headers(requested).forEach((value, name) => (headers[name] = value));
   } catch {
     // Not the host's error, as message or cause: it quotes the bad value, which may be a token (rule 9).
     const { field, message } = headersProblem(requested);
@@ -329,14 +368,13 @@ function headersOf(requested: RequestHeaders | undefined): Record<string, string
   return headers;
 }
 
-/**
- * The body as it is sent again on every attempt: a string or a copy of the bytes. URLSearchParams become their
- * string, with their content type unless the request sets one (in `headers`).
- */
-function bodyOf(requested: FailoverRequest['body'], method: string, headers: Record<string, string>): Body {
+/** A request's headers when it gives none: every attempt copies them before adding its own. */
+const NO_HEADERS: Readonly<Record<string, string>> = Object.freeze({});
+
+/** The body as it is sent again on every attempt: a string or a copy of the bytes; URLSearchParams, their string. */
+function bodyOf(requested: FailoverRequest['body'], method: string): Body {
   let body = requested ?? undefined;
   if (body instanceof URLSearchParams) {
-    headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
     body = body.toString();
   } else if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
     // A copy: the app may reuse its buffer while failwise still needs the bytes for a retry.
