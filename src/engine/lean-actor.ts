@@ -173,6 +173,18 @@ interface Child {
   next: Child | undefined;
 }
 
+/**
+ * A machine made ready for the lean executor once (machine-runner.ts `leanRunner`): each `start` is one run,
+ * made here, so that a run's start goes from its owner straight to its actor.
+ */
+export class PreparedLeanMachine<TContext, TInput> {
+  constructor(private readonly machine: LeanMachine<TContext, TInput>) {}
+
+  start(input: TInput, observer?: LeanObserver): LeanActor<TContext, TInput> {
+    return new LeanActor(this.machine, input, observer).start();
+  }
+}
+
 export class LeanActor<TContext, TInput = unknown> {
   status: LeanStatus = 'active';
   context: TContext;

@@ -2,7 +2,7 @@ import type { MachineLogic } from './machine-logic.js';
 import type { MachineTable } from './machine-table.js';
 import type { Clock } from '../clock/clock.js';
 import {
-  LeanActor,
+  PreparedLeanMachine,
   type ChildMachine,
   type LeanEffect,
   type LeanMachine,
@@ -98,6 +98,6 @@ export const leanRunner: MachineRunner = {
       runEffects: options.runEffects,
       contextInputs: options.contextInputs,
     };
-    return { start: (input, observer) => new LeanActor(machine, input, observer).start() };
+    return new PreparedLeanMachine(machine);
   },
 };
