@@ -1,6 +1,6 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { BrowserContext, CDPSession } from 'playwright-core';
+import type { BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 
 import { chromiumSkipReason, useChromium } from '../helpers/chromium.js';
@@ -130,6 +130,20 @@ describe.skipIf(chromiumSkipReason !== undefined)('failwise/service-worker in Ch
     await origin.close();
   });
 
+  /** A page of the app, its worker registered; its context is closed after the test. */
+  async function openAppPage() {
+    const opened = await chromium.openPage();
+    contexts.push(opened.context);
+    await opened.page.evaluate((api) => app.registerWorker(api), origin.url);
+    return opened;
+  }
+
+  /** With the origin down, the page writes a note: what its client answered. */
+  async function writeWhileDown(page: Page, key: string, body: string) {
+    await origin.down();
+    return page.evaluate(([api, k, b]) => app.writeNote(api!, k!, b!), [origin.url, key, body]);
+  }
+
   /** A DevTools session on a blank tab of `context` (not the app's: no page of the app is open), and the app's registration. */
   async function devTools(context: BrowserContext): Promise<{ session: CDPSession; registrationId: string }> {
     const blank = await context.newPage();
@@ -150,14 +164,8 @@ describe.skipIf(chromiumSkipReason !== undefined)('failwise/service-worker in Ch
   }
 
   it('sends a write stored while the origin was down, once, from the worker on a sync event, with every page of the app closed', async () => {
-    const { context, page, errors } = await chromium.openPage();
-    contexts.push(context);
-    await page.evaluate((api) => app.registerWorker(api), origin.url);
-    await origin.down();
-    const written = await page.evaluate(
-      ([api, key, body]) => app.writeNote(api!, key!, body!),
-      [origin.url, 'note-key-1', '{"text":"written in a tunnel"}'],
-    );
+    const { context, page, errors } = await openAppPage();
+    const written = await writeWhileDown(page, 'note-key-1', '{"text":"written in a tunnel"}');
     expect(written).toEqual({ status: 'deferred', stored: 1, tags: ['failwise-outbox'] });
     expect(unexpected(errors)).toEqual([]);
     await page.close();
@@ -183,14 +191,8 @@ describe.skipIf(chromiumSkipReason !== undefined)('failwise/service-worker in Ch
 
   it('sends a write once when an open page and the worker both go for it: they share one lease', async () => {
     origin.writes.length = 0;
-    const { context, page, errors } = await chromium.openPage();
-    contexts.push(context);
-    await page.evaluate((api) => app.registerWorker(api), origin.url);
-    await origin.down();
-    const written = await page.evaluate(
-      ([api, key, body]) => app.writeNote(api!, key!, body!),
-      [origin.url, 'note-key-3', '{"text":"two senders"}'],
-    );
+    const { context, page, errors } = await openAppPage();
+    const written = await writeWhileDown(page, 'note-key-3', '{"text":"two senders"}');
     expect(written).toMatchObject({ status: 'deferred', stored: 1 });
     // The page keeps a client open (it retries every second), and the worker gets a sync event as the
     // origin comes back: both want to send the entry.
@@ -213,15 +215,9 @@ describe.skipIf(chromiumSkipReason !== undefined)('failwise/service-worker in Ch
 
   it('without Background Sync, sends the write when a page of the app starts again', async () => {
     origin.writes.length = 0;
-    const { context, page, errors } = await chromium.openPage();
-    contexts.push(context);
-    await page.evaluate((api) => app.registerWorker(api), origin.url);
+    const { context, page, errors } = await openAppPage();
     expect(await page.evaluate(() => app.removeBackgroundSync())).toBe(false);
-    await origin.down();
-    const written = await page.evaluate(
-      ([api, key, body]) => app.writeNote(api!, key!, body!),
-      [origin.url, 'note-key-2', '{"text":"no sync here"}'],
-    );
+    const written = await writeWhileDown(page, 'note-key-2', '{"text":"no sync here"}');
     expect(written).toEqual({ status: 'deferred', stored: 1, tags: [] });
     expect(unexpected(errors)).toEqual([]);
     await page.close();
