@@ -1,6 +1,6 @@
 /**
  * When a request that waits for a hold is released: a hold that many requests wait out (a server's Retry-After,
- * a spent `RateLimit` quota) would release them all at the same instant, a herd that meets the origin as it
+ * a spent `RateLimit` quota, the client's quiet period after a throttle) would release them all at the same instant, a herd that meets the origin as it
  * comes back; each is released instead at a jittered time within `spreadMs` after the hold ends. A request's own
  * send slot (`rate`) is already its own time and is kept. Pure: `random` is injected (the request's).
  *
@@ -9,7 +9,7 @@
  */
 export function holdReleaseAt(
   holdUntil: number,
-  holdBy: 'quota' | 'rate' | undefined,
+  holdBy: 'quota' | 'quiet' | 'rate' | undefined,
   spreadMs: number,
   random: () => number,
   deadline: number,

@@ -1,19 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { createOriginThrottles } from '../../src/runtime/origin-throttles.js';
 
-const options = { beta: 0.7, minRatePerSecond: 0.5 };
+/** The send rate and the quota alone: no quiet period after a throttle (quiet-period tests have their own). */
+const options = { beta: 0.7, minRatePerSecond: 0.5, quietIntervals: 0, maxQuietMs: 30_000 };
+/** `retryAfter.maxHoldMs`'s default. */
+const MAX_HOLD_MS = 300_000;
 const headers = (values: Record<string, string> = {}) => new Headers(values);
 
 describe('createOriginThrottles', () => {
   it('sends at once until an origin throttles or names a quota', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     expect(throttles.take('api', 'r1', 0, 10_000)).toBeUndefined();
     throttles.observe('api', 200, headers(), 10);
     expect(throttles.take('api', 'r2', 20, 10_000)).toBeUndefined();
   });
 
   it('books a slot for a request that can wait, hands it over when it comes back, and takes it back when it ends', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     // The first answer is a 429: the bucket fills at 0.5 a second and starts with one token.
     throttles.observe('api', 429, headers(), 0);
     expect(throttles.take('api', 'r1', 0, 10_000)).toBeUndefined();
@@ -29,7 +32,7 @@ describe('createOriginThrottles', () => {
   });
 
   it('books nothing for a request whose slot comes after its deadline', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     throttles.observe('api', 429, headers(), 0);
     throttles.take('api', 'r1', 0, 10_000);
     // Its slot (2000) is not before its deadline (2000): nothing booked, so r2 gets the same slot.
@@ -38,7 +41,7 @@ describe('createOriginThrottles', () => {
   });
 
   it('holds every attempt until the reset once the RateLimit quota is spent, booked slot or not', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     throttles.observe('api', 200, headers({ ratelimit: '"default";r=1;t=5' }), 0);
     expect(throttles.take('api', 'r1', 10, 10_000)).toBeUndefined();
     expect(throttles.take('api', 'r2', 20, 10_000)).toEqual({ holdUntil: 5_000, holdBy: 'quota' });
@@ -49,7 +52,7 @@ describe('createOriginThrottles', () => {
   });
 
   it('reads the fields of an origin that never sends them only on its throttles and one answer in sixteen', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     // Sixteen answers with no field, read in full; the seventeenth is read as the one in sixteen.
     for (let i = 0; i < 17; i++) throttles.observe('api', 200, headers(), i);
     // The eighteenth is not read: its r=0 goes unseen.
@@ -64,7 +67,7 @@ describe('createOriginThrottles', () => {
   });
 
   it('reads every answer of the first sixteen, so a quota named on an early 200 is kept', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     for (let i = 0; i < 15; i++) throttles.observe('api', 200, headers(), i);
     throttles.observe('api', 200, headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '3' }), 1_000);
     expect(throttles.take('api', 'r1', 1_000, 10_000)).toEqual({ holdUntil: 4_000, holdBy: 'quota' });
