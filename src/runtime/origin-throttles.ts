@@ -115,8 +115,13 @@ export function createOriginThrottles(
       const { lastStartAt } = slots;
       slots.intervalMs = intervalAfterStart(slots.intervalMs, lastStartAt, now, longestGapMs);
       slots.lastStartAt = lastStartAt === undefined ? now : Math.max(now, lastStartAt);
-      if (slots.throttledAt !== undefined)
-        slots.quietUntil = quietUntil(slots.throttledAt, slots.intervalMs, options, ceilingMs);
+      // A start that shows the client heavier shortens its quiet period; none lengthens it (requests were told
+      // when it ends, and an idle client is not the origin's news).
+      if (now < slots.quietUntil)
+        slots.quietUntil = Math.min(
+          slots.quietUntil,
+          quietUntil(slots.throttledAt, slots.intervalMs, options, ceilingMs),
+        );
     },
     take(origin, requestId, now, deadline) {
       const booking = bookings.get(requestId);
@@ -175,7 +180,10 @@ export function createOriginThrottles(
       }
       if (quiet && isThrottle(status, fields)) {
         slots.throttledAt = Math.max(at, slots.throttledAt ?? at);
-        slots.quietUntil = quietUntil(slots.throttledAt, slots.intervalMs, options, ceilingMs);
+        slots.quietUntil = Math.max(
+          slots.quietUntil,
+          quietUntil(slots.throttledAt, slots.intervalMs, options, ceilingMs),
+        );
       }
     },
     release,

@@ -72,4 +72,49 @@ describe('createOriginThrottles', () => {
     throttles.observe('api', 200, headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '3' }), 1_000);
     expect(throttles.take('api', 'r1', 1_000, 10_000)).toEqual({ holdUntil: 4_000, holdBy: 'quota' });
   });
+
+  describe('the quiet period after a throttle (quietIntervals 4, at most 30 s: intervals start at 7.5 s)', () => {
+    const quiet = { ...options, quietIntervals: 4 };
+
+    it('holds every attempt until it ends, shortened by starts that show the client heavier, never lengthened', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      // Starts at 0 and 5000: 7500, then 7500 - 2500 / 4 = 6875. A 429 at 5010: quiet 27500 ms, until 32510.
+      throttles.start('api', 0);
+      throttles.start('api', 5_000);
+      throttles.observe('api', 429, headers(), 5_010);
+      expect(throttles.take('api', 'r1', 5_020, 60_000)).toEqual({ holdUntil: 32_510, holdBy: 'quiet' });
+      // A start 1000 ms later: 6875 - 5875 / 4 = 5406.25, so 21625 ms: until 26635.
+      throttles.start('api', 6_000);
+      expect(throttles.take('api', 'r2', 6_000, 60_000)).toEqual({ holdUntil: 26_635, holdBy: 'quiet' });
+      // A gap of 14000 counts 7500: 5929.6875, 23719 ms, until 28729: later, so the end stays at 26635.
+      throttles.start('api', 20_000);
+      expect(throttles.take('api', 'r3', 20_000, 60_000)).toEqual({ holdUntil: 26_635, holdBy: 'quiet' });
+      // At its end the attempt goes: the send rate's bucket, switched on by the 429, has its token.
+      expect(throttles.take('api', 'r1', 26_635, 60_000)).toBeUndefined();
+      // A new throttle starts a new one, by the interval then: 26700 + 23719.
+      throttles.observe('api', 429, headers(), 26_700);
+      expect(throttles.take('api', 'r2', 26_710, 60_000)).toEqual({ holdUntil: 50_419, holdBy: 'quiet' });
+    });
+
+    it('starts at an answer whose fields leave nothing remaining, after the quota’s own hold', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      throttles.start('api', 0);
+      // One start, no gap: the interval is 7500, so the quiet period is the longest, 30000 ms, until 30010.
+      throttles.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 10);
+      expect(throttles.take('api', 'r1', 20, 60_000)).toEqual({ holdUntil: 1_010, holdBy: 'quota' });
+      expect(throttles.take('api', 'r1', 1_010, 60_000)).toEqual({ holdUntil: 30_010, holdBy: 'quiet' });
+      expect(throttles.take('api', 'r1', 30_010, 60_000)).toBeUndefined();
+    });
+
+    it('is never longer than retryAfter.maxHoldMs, and off with quietIntervals 0', () => {
+      const short = createOriginThrottles(quiet, 2_000);
+      short.start('api', 0);
+      short.observe('api', 429, headers(), 10);
+      expect(short.take('api', 'r1', 20, 60_000)).toEqual({ holdUntil: 2_010, holdBy: 'quiet' });
+      const off = createOriginThrottles(options, MAX_HOLD_MS);
+      off.start('api', 0);
+      off.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 10);
+      expect(off.take('api', 'r1', 1_010, 60_000)).toBeUndefined();
+    });
+  });
 });
