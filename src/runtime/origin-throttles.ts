@@ -70,6 +70,54 @@ interface Booking {
   at: number;
 }
 
+/** The quiet period's settings, worked out once per client. */
+interface QuietSettings {
+  options: QuietPeriodOptions;
+  /** The longest quiet period (quiet-period.ts). */
+  ceilingMs: number;
+  /** The longest gap between request starts counted, where each origin's interval starts (request-interval.ts). */
+  longestGapMs: number;
+}
+
+function newSlots(quiet: QuietSettings): OriginSlots {
+  return {
+    rate: initialAdaptiveRate,
+    quota: undefined,
+    uncounted: 0,
+    answersWithoutFields: 0,
+    // Taken to be light until its own gaps show otherwise (request-interval.ts).
+    intervalMs: quiet.longestGapMs,
+    lastStartAt: undefined,
+    throttledAt: undefined,
+    quietUntil: 0,
+  };
+}
+
+/**
+ * A request started at `now`: the interval moves, and a start that shows the client heavier shortens a quiet
+ * period in force; none lengthens it (requests were told when it ends, and an idle client is not the origin's
+ * news).
+ */
+function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void {
+  const { lastStartAt } = slots;
+  slots.intervalMs = intervalAfterStart(slots.intervalMs, lastStartAt, now, quiet.longestGapMs);
+  slots.lastStartAt = lastStartAt === undefined ? now : Math.max(now, lastStartAt);
+  if (now < slots.quietUntil)
+    slots.quietUntil = Math.min(
+      slots.quietUntil,
+      quietUntil(slots.throttledAt, slots.intervalMs, quiet.options, quiet.ceilingMs),
+    );
+}
+
+/** The origin throttled at `at`: quiet from then, by the interval as it is, or longer if one in force ends later. */
+function noteThrottle(slots: OriginSlots, at: number, quiet: QuietSettings): void {
+  slots.throttledAt = Math.max(at, slots.throttledAt ?? at);
+  slots.quietUntil = Math.max(
+    slots.quietUntil,
+    quietUntil(slots.throttledAt, slots.intervalMs, quiet.options, quiet.ceilingMs),
+  );
+}
+
 /**
  * `options`: `policy.throttle`; `maxHoldMs`: `policy.retryAfter.maxHoldMs`, above which no quiet period lasts.
  */
@@ -80,25 +128,15 @@ export function createOriginThrottles(
   const origins = new Map<string, OriginSlots>();
   const bookings = new Map<string, Booking>();
   const ceilingMs = quietCeilingMs(options, maxHoldMs);
-  const longestGapMs = longestCountedGapMs(options, ceilingMs);
+  const settings: QuietSettings = {
+    options,
+    ceilingMs,
+    longestGapMs: longestCountedGapMs(options, ceilingMs),
+  };
   const quiet = options.quietIntervals > 0 && ceilingMs > 0;
   const slotsOf = (origin: string): OriginSlots => {
     let slots = origins.get(origin);
-    if (slots === undefined)
-      origins.set(
-        origin,
-        (slots = {
-          rate: initialAdaptiveRate,
-          quota: undefined,
-          uncounted: 0,
-          answersWithoutFields: 0,
-          // Taken to be light until its own gaps show otherwise (request-interval.ts).
-          intervalMs: longestGapMs,
-          lastStartAt: undefined,
-          throttledAt: undefined,
-          quietUntil: 0,
-        }),
-      );
+    if (slots === undefined) origins.set(origin, (slots = newSlots(settings)));
     return slots;
   };
   const release = (requestId: string) => {
@@ -110,18 +148,7 @@ export function createOriginThrottles(
   };
   return {
     start(origin, now) {
-      if (!quiet) return;
-      const slots = slotsOf(origin);
-      const { lastStartAt } = slots;
-      slots.intervalMs = intervalAfterStart(slots.intervalMs, lastStartAt, now, longestGapMs);
-      slots.lastStartAt = lastStartAt === undefined ? now : Math.max(now, lastStartAt);
-      // A start that shows the client heavier shortens its quiet period; none lengthens it (requests were told
-      // when it ends, and an idle client is not the origin's news).
-      if (now < slots.quietUntil)
-        slots.quietUntil = Math.min(
-          slots.quietUntil,
-          quietUntil(slots.throttledAt, slots.intervalMs, options, ceilingMs),
-        );
+      if (quiet) noteStart(slotsOf(origin), now, settings);
     },
     take(origin, requestId, now, deadline) {
       const booking = bookings.get(requestId);
@@ -178,13 +205,7 @@ export function createOriginThrottles(
         slots.answersWithoutFields = 0;
         slots.quota = mergeQuota(slots.quota, fields, at);
       }
-      if (quiet && isThrottle(status, fields)) {
-        slots.throttledAt = Math.max(at, slots.throttledAt ?? at);
-        slots.quietUntil = Math.max(
-          slots.quietUntil,
-          quietUntil(slots.throttledAt, slots.intervalMs, options, ceilingMs),
-        );
-      }
+      if (quiet && isThrottle(status, fields)) noteThrottle(slots, at, settings);
     },
     release,
   };
