@@ -34,7 +34,10 @@ export function longestCountedGapMs(options: QuietPeriodOptions, ceilingMs: numb
   return options.quietIntervals > 0 ? ceilingMs / options.quietIntervals : Infinity;
 }
 
-/** The quiet period after a throttle, ms, whole and rounded up: `quietIntervals` x `intervalMs`, within [0, `ceilingMs`]. */
+/**
+ * The quiet period after a throttle, ms, whole and rounded up: `quietIntervals` x `intervalMs`, within
+ * [0, `ceilingMs`].
+ */
 export function quietPeriodMs(intervalMs: number, options: QuietPeriodOptions, ceilingMs: number): number {
   if (!(options.quietIntervals > 0)) return 0;
   return Math.max(0, Math.min(ceilingMs, Math.ceil(options.quietIntervals * intervalMs)));

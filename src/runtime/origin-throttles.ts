@@ -27,9 +27,9 @@ export type SlotWait = { holdUntil: number; holdBy: 'quota' | 'quiet' | 'rate' }
 
 /**
  * One client's send slots, per origin: the quota the origin's rate-limit fields name, the quiet period after it
- * throttled (quiet-period.ts), and the adaptive send rate its 429s set. Owned by the client, never shared between clients; times come from its clock. A request
- * whose attempt must wait books its slot (under its id) when it can wait that long, and takes it when it comes
- * back; a request that ends first gives it back.
+ * throttled (quiet-period.ts), and the adaptive send rate its 429s set. Owned by the client, never shared
+ * between clients; times come from its clock. A request whose attempt must wait books its slot (under its id)
+ * when it can wait that long, and takes it when it comes back; a request that ends first gives it back.
  */
 export interface OriginThrottles {
   /** A request's first attempt chose `origin` at `now`: the client's interval between request starts. */
@@ -109,7 +109,7 @@ function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void 
     );
 }
 
-/** The origin throttled at `at`: quiet from then, by the interval as it is, or longer if one in force ends later. */
+/** The origin throttled at `at`: quiet from then, by the interval as it is, or to the end of one in force. */
 function noteThrottle(slots: OriginSlots, at: number, quiet: QuietSettings): void {
   slots.throttledAt = Math.max(at, slots.throttledAt ?? at);
   slots.quietUntil = Math.max(
