@@ -114,10 +114,11 @@ export interface ChooseOriginOutput {
   holdUntil?: number | undefined;
   /**
    * What `holdUntil` waits for when it is not a server's Retry-After: the origin's `RateLimit` quota is spent
-   * until its reset (`quota`), or the client's send rate to it gives this attempt a slot then (`rate`). A request
-   * that cannot wait for either ends `throttled`.
+   * until its reset (`quota`), the client is quiet towards it after it throttled (`quiet`), or the client's send
+   * rate to it gives this attempt a slot then (`rate`). A request that cannot wait for any of these ends
+   * `throttled`.
    */
-  holdBy?: 'quota' | 'rate' | undefined;
+  holdBy?: 'quota' | 'quiet' | 'rate' | undefined;
   /** Another origin the request may take now, held by no server, for a request that cannot wait for the hold. */
   alternative?: string | undefined;
 }
@@ -202,7 +203,7 @@ export interface RequestMachineContext {
    */
   holdUntil?: number | undefined;
   /** What `holdUntil` waits for, when it is the client's throttle rather than a server hold. */
-  holdBy?: 'quota' | 'rate' | undefined;
+  holdBy?: 'quota' | 'quiet' | 'rate' | undefined;
   /** An origin free of holds that the request may take instead, from `chooseOrigin`. */
   alternative?: string | undefined;
 }

@@ -18,7 +18,7 @@ export const defaultPolicy: Readonly<Policy> = deepFreeze<Policy>({
   retryableStatuses: [408, 429, 502, 503, 504],
   retryAfter: { maxMs: 60_000, maxHoldMs: 300_000, releaseSpreadMs: 1_000 },
   retryBudget: { percent: 20, minConcurrency: 3 },
-  throttle: { beta: 0.7, minRatePerSecond: 0.5 },
+  throttle: { beta: 0.7, minRatePerSecond: 0.5, quietIntervals: 4, maxQuietMs: 30_000 },
   idempotency: { header: 'Idempotency-Key' },
   attemptHeader: false,
   health: {

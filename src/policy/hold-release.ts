@@ -1,7 +1,8 @@
 /**
  * When a request that waits for a hold is released: a hold that many requests wait out (a server's Retry-After,
- * a spent `RateLimit` quota) would release them all at the same instant, a herd that meets the origin as it
- * comes back; each is released instead at a jittered time within `spreadMs` after the hold ends. A request's own
+ * a spent `RateLimit` quota, the client's quiet period after a throttle) would release them all at the same
+ * instant, a herd that meets the origin as it comes back; each is released instead at a jittered time within
+ * `spreadMs` after the hold ends. A request's own
  * send slot (`rate`) is already its own time and is kept. Pure: `random` is injected (the request's).
  *
  * A hold that ends within the budget (`deadline`) is never pushed past it: the spread shrinks to fit, so that a
@@ -9,7 +10,7 @@
  */
 export function holdReleaseAt(
   holdUntil: number,
-  holdBy: 'quota' | 'rate' | undefined,
+  holdBy: 'quota' | 'quiet' | 'rate' | undefined,
   spreadMs: number,
   random: () => number,
   deadline: number,

@@ -107,9 +107,10 @@ export interface Policy {
    * second: the 429s soon after a decrease are the same congestion event) and climbs back (CUBIC) as the
    * origin answers. The origin's `RateLimit` / `X-RateLimit-*` fields are kept as well. A
    * request that cannot get a send slot within its budget ends `failed` / `throttled`, nothing sent; durable
-   * work is deferred. `false` turns both off (docs/policy.md#throttle). Client-wide: the send slots are the
-   * client's, so only the client's policy sets it.
-   * @default { beta: 0.7, minRatePerSecond: 0.5 }
+   * work is deferred. After a throttle the client is quiet towards the origin for a while sized by its own
+   * interval between requests (`quietIntervals`, `maxQuietMs`). `false` turns all of it off
+   * (docs/policy.md#throttle). Client-wide: the send slots are the client's, so only the client's policy sets it.
+   * @default { beta: 0.7, minRatePerSecond: 0.5, quietIntervals: 4, maxQuietMs: 30000 }
    */
   throttle: ThrottlePolicy | false;
   /**
@@ -158,6 +159,16 @@ export interface ThrottlePolicy {
   beta: number;
   /** The slowest the send rate goes, in attempts a second. @default 0.5 */
   minRatePerSecond: number;
+  /**
+   * After an origin throttles (a 429, or an answer whose `RateLimit` / `X-RateLimit-*` fields leave nothing
+   * remaining), the client sends nothing new to it for this many times its own smoothed interval between
+   * request starts to that origin (src/policy/quiet-period.ts): a heavy client's quiet period is short, a light
+   * client's long enough that its next requests wait or, past their budget, end `throttled` with nothing sent.
+   * 0 turns the quiet period off. @default 4
+   */
+  quietIntervals: number;
+  /** The longest quiet period, ms; never longer than `retryAfter.maxHoldMs` either. @default 30000 */
+  maxQuietMs: number;
 }
 
 /**

@@ -118,16 +118,24 @@ const isHeaderName = (value: unknown): boolean => typeof value === 'string' && H
 const headerName = custom<string>(isHeaderName, { header: 'an HTTP header name' });
 
 /**
- * `policy.throttle`: `false`, or an object of its known keys (each optional), `beta` in (0, 1) and
- * `minRatePerSecond` above 0. Checked as a whole, with one message, so that `false | object` needs no union.
+ * `policy.throttle`: `false`, or an object of its known keys (each optional), `beta` in (0, 1),
+ * `minRatePerSecond` above 0, `quietIntervals` and `maxQuietMs` finite and at least 0. Checked as a whole, with
+ * one message, so that `false | object` needs no union.
  */
 function isThrottleInput(value: unknown): boolean {
   if (value === false) return true;
   if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const { beta, minRatePerSecond, ...rest } = value as Record<string, unknown>;
+  const { beta, minRatePerSecond, quietIntervals, maxQuietMs, ...rest } = value as Record<string, unknown>;
   const within = (v: unknown, low: number, high: number) =>
     v === undefined || (typeof v === 'number' && v > low && v < high);
-  return Object.keys(rest).length === 0 && within(beta, 0, 1) && within(minRatePerSecond, 0, Infinity);
+  const atLeastZero = (v: unknown) => v === undefined || (typeof v === 'number' && v >= 0 && v < Infinity);
+  return (
+    Object.keys(rest).length === 0 &&
+    within(beta, 0, 1) &&
+    within(minRatePerSecond, 0, Infinity) &&
+    atLeastZero(quietIntervals) &&
+    atLeastZero(maxQuietMs)
+  );
 }
 
 /** A strict object: an unknown key is reported (define-policy.ts turns it into `path.key: unknown option`). */
@@ -164,7 +172,8 @@ export const policyInputSchema = group({
   retryAfter: z.optional(group({ maxMs: waitMs, maxHoldMs: waitMs, releaseSpreadMs: waitMs })),
   throttle: z.optional(
     custom<Partial<ThrottlePolicy> | false>(isThrottleInput, {
-      shape: 'false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0 }',
+      shape:
+        'false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0, quietIntervals: a number >= 0, maxQuietMs: a number >= 0 }',
     }),
   ),
   retryBudget: z.optional(

@@ -108,8 +108,12 @@ export class FailwiseClient implements FailoverClient {
       originsById,
       monitor,
       holds,
-      // Each origin's send slots: its RateLimit quota and the send rate its 429s set (policy.throttle).
-      throttles: policy.throttle === false ? undefined : createOriginThrottles(policy.throttle),
+      // Each origin's send slots: its RateLimit quota, the quiet period after it throttled and the send rate its
+      // 429s set (policy.throttle).
+      throttles:
+        policy.throttle === false
+          ? undefined
+          : createOriginThrottles(policy.throttle, policy.retryAfter.maxHoldMs),
       inFlight: this.#inFlight,
       retrySlots,
       policy,

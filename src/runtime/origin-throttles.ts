@@ -7,28 +7,41 @@ import {
   type AdaptiveRate,
   type AdaptiveRateOptions,
 } from '../policy/adaptive-rate.js';
+import {
+  isThrottle,
+  longestCountedGapMs,
+  quietCeilingMs,
+  quietUntil,
+  type QuietPeriodOptions,
+} from '../policy/quiet-period.js';
 import { parseRateLimitFields } from '../policy/rate-limit-fields.js';
 import { readsRateLimitFields } from '../policy/rate-limit-reading.js';
+import { intervalAfterStart } from '../policy/request-interval.js';
 import { mergeQuota, takeFromQuota, type SendQuota } from '../policy/send-quota.js';
 
-/** Why an attempt must wait for its send slot: the origin's named quota is spent, or the client's own send rate. */
-export type SlotWait = { holdUntil: number; holdBy: 'quota' | 'rate' };
+/**
+ * Why an attempt must wait for its send slot: the origin's named quota is spent, the client is quiet after the
+ * origin throttled, or the client's own send rate.
+ */
+export type SlotWait = { holdUntil: number; holdBy: 'quota' | 'quiet' | 'rate' };
 
 /**
- * One client's send slots, per origin: the quota the origin's rate-limit fields name, and the adaptive send
- * rate its 429s set. Owned by the client, never shared between clients; times come from its clock. A request
- * whose attempt must wait books its slot (under its id) when it can wait that long, and takes it when it comes
- * back; a request that ends first gives it back.
+ * One client's send slots, per origin: the quota the origin's rate-limit fields name, the quiet period after it
+ * throttled (quiet-period.ts), and the adaptive send rate its 429s set. Owned by the client, never shared
+ * between clients; times come from its clock. A request whose attempt must wait books its slot (under its id)
+ * when it can wait that long, and takes it when it comes back; a request that ends first gives it back.
  */
 export interface OriginThrottles {
+  /** A request's first attempt chose `origin` at `now`: the client's interval between request starts. */
+  start(origin: string, now: number): void;
   /**
    * A slot for `requestId`'s next attempt to `origin` at `now`: `undefined` when it may start at once (the slot
    * is taken), else until when it must wait. A wait that ends before `deadline` is booked.
    */
   take(origin: string, requestId: string, now: number, deadline: number): SlotWait | undefined;
   /**
-   * An answer from `origin` at `at`: whether it throttled (429), and its rate-limit fields, where they are
-   * read (rate-limit-reading.ts).
+   * An answer from `origin` at `at`: whether it throttled (a 429 for the send rate; a 429 or fields with nothing
+   * remaining for the quiet period), and its rate-limit fields, where they are read (rate-limit-reading.ts).
    */
   observe(origin: string, status: number, headers: Headers, at: number): void;
   /** The request ended: a slot it booked and did not use goes back. */
@@ -42,6 +55,14 @@ interface OriginSlots {
   uncounted: number;
   /** Answers since the last that had a rate-limit field (rate-limit-reading.ts: which answers are read). */
   answersWithoutFields: number;
+  /** The client's smoothed interval between request starts to the origin (ms), which sizes its quiet period. */
+  intervalMs: number;
+  /** When the client's latest request to the origin started; `undefined` before the first. */
+  lastStartAt: number | undefined;
+  /** When the origin last throttled, which starts its quiet period. */
+  throttledAt: number | undefined;
+  /** Nothing new goes to the origin before this time (its quiet period, by the interval as it is now); 0: none. */
+  quietUntil: number;
 }
 
 interface Booking {
@@ -49,16 +70,73 @@ interface Booking {
   at: number;
 }
 
-export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrottles {
+/** The quiet period's settings, worked out once per client. */
+interface QuietSettings {
+  options: QuietPeriodOptions;
+  /** The longest quiet period (quiet-period.ts). */
+  ceilingMs: number;
+  /** The longest gap between request starts counted, where each origin's interval starts (request-interval.ts). */
+  longestGapMs: number;
+}
+
+function newSlots(quiet: QuietSettings): OriginSlots {
+  return {
+    rate: initialAdaptiveRate,
+    quota: undefined,
+    uncounted: 0,
+    answersWithoutFields: 0,
+    // Taken to be light until its own gaps show otherwise (request-interval.ts).
+    intervalMs: quiet.longestGapMs,
+    lastStartAt: undefined,
+    throttledAt: undefined,
+    quietUntil: 0,
+  };
+}
+
+/**
+ * A request started at `now`: the interval moves, and a start that shows the client heavier shortens a quiet
+ * period in force; none lengthens it (requests were told when it ends, and an idle client is not the origin's
+ * news).
+ */
+function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void {
+  const { lastStartAt } = slots;
+  slots.intervalMs = intervalAfterStart(slots.intervalMs, lastStartAt, now, quiet.longestGapMs);
+  slots.lastStartAt = lastStartAt === undefined ? now : Math.max(now, lastStartAt);
+  if (now < slots.quietUntil)
+    slots.quietUntil = Math.min(
+      slots.quietUntil,
+      quietUntil(slots.throttledAt, slots.intervalMs, quiet.options, quiet.ceilingMs),
+    );
+}
+
+/** The origin throttled at `at`: quiet from then, by the interval as it is, or to the end of one in force. */
+function noteThrottle(slots: OriginSlots, at: number, quiet: QuietSettings): void {
+  slots.throttledAt = Math.max(at, slots.throttledAt ?? at);
+  slots.quietUntil = Math.max(
+    slots.quietUntil,
+    quietUntil(slots.throttledAt, slots.intervalMs, quiet.options, quiet.ceilingMs),
+  );
+}
+
+/**
+ * `options`: `policy.throttle`; `maxHoldMs`: `policy.retryAfter.maxHoldMs`, above which no quiet period lasts.
+ */
+export function createOriginThrottles(
+  options: AdaptiveRateOptions & QuietPeriodOptions,
+  maxHoldMs: number,
+): OriginThrottles {
   const origins = new Map<string, OriginSlots>();
   const bookings = new Map<string, Booking>();
+  const ceilingMs = quietCeilingMs(options, maxHoldMs);
+  const settings: QuietSettings = {
+    options,
+    ceilingMs,
+    longestGapMs: longestCountedGapMs(options, ceilingMs),
+  };
+  const quiet = options.quietIntervals > 0 && ceilingMs > 0;
   const slotsOf = (origin: string): OriginSlots => {
     let slots = origins.get(origin);
-    if (slots === undefined)
-      origins.set(
-        origin,
-        (slots = { rate: initialAdaptiveRate, quota: undefined, uncounted: 0, answersWithoutFields: 0 }),
-      );
+    if (slots === undefined) origins.set(origin, (slots = newSlots(settings)));
     return slots;
   };
   const release = (requestId: string) => {
@@ -69,13 +147,17 @@ export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrot
     slots.rate = returnSendSlot(slots.rate);
   };
   return {
+    start(origin, now) {
+      if (quiet) noteStart(slotsOf(origin), now, settings);
+    },
     take(origin, requestId, now, deadline) {
       const booking = bookings.get(requestId);
-      // Nothing throttles an origin until it answers 429 or names a quota: every attempt asks, so no object is made.
+      // Nothing throttles an origin until it throttles or names a quota: every attempt asks, so no object is made.
       const known = origins.get(origin);
       if (
         booking === undefined &&
-        (known === undefined || (!known.rate.enabled && known.quota === undefined))
+        (known === undefined ||
+          (!known.rate.enabled && known.quota === undefined && !(now < known.quietUntil)))
       )
         return undefined;
       if (booking !== undefined && booking.origin !== origin) release(requestId);
@@ -86,6 +168,8 @@ export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrot
         slots.quota = quota.quota;
         return { holdUntil: quota.waitUntil, holdBy: 'quota' };
       }
+      // Then the quiet period after a throttle: every request waits for its end, a booked slot too.
+      if (now < slots.quietUntil) return { holdUntil: slots.quietUntil, holdBy: 'quiet' };
       if (booking !== undefined && booking.origin === origin) {
         if (now < booking.at) return { holdUntil: booking.at, holdBy: 'rate' };
         bookings.delete(requestId);
@@ -121,6 +205,7 @@ export function createOriginThrottles(options: AdaptiveRateOptions): OriginThrot
         slots.answersWithoutFields = 0;
         slots.quota = mergeQuota(slots.quota, fields, at);
       }
+      if (quiet && isThrottle(status, fields)) noteThrottle(slots, at, settings);
     },
     release,
   };

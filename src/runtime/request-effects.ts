@@ -46,7 +46,10 @@ export function chooseOrigin(run: EffectRequest, input: ChooseOriginInput): Choo
   const now = host.clock.now();
   const chosen: ChooseOriginOutput = attemptOrigin(input, write, host.monitor, host.holds, now);
   const { throttles } = host;
-  if (throttles === undefined || chosen.origin === undefined || chosen.holdUntil !== undefined) return chosen;
+  if (throttles === undefined || chosen.origin === undefined) return chosen;
+  // The request's first choice, held or not: the client's demand, which sizes its quiet period.
+  if (input.attempt === 1 && input.previousOrigin === undefined) throttles.start(chosen.origin, now);
+  if (chosen.holdUntil !== undefined) return chosen;
   const wait = throttles.take(chosen.origin, run.requestId, now, input.deadline ?? Infinity);
   return wait === undefined ? chosen : { origin: chosen.origin, at: now, ...wait };
 }

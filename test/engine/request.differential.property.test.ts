@@ -119,13 +119,13 @@ export type RequestCase = ValueOf<typeof inputArb>;
 export type RequestStimulus = ValueOf<typeof stimulusArb>;
 
 /**
- * What a hold waits for: half the time a server's Retry-After, else a send slot (the origin's RateLimit quota or
- * the client's send rate). Read from draws a choice of origin has no other use for (`granted`, `reconcile`), not
- * from new ones, so that the fixed seeds still reach every state.
+ * What a hold waits for: half the time a server's Retry-After, else a send slot (the origin's RateLimit quota,
+ * the client's quiet period after a throttle, or its send rate). Read from draws a choice of origin has no other
+ * use for (`granted`, `reconcile`), not from new ones, so that the fixed seeds still reach every state.
  */
-function holdByOf(answer: Answer): 'quota' | 'rate' | undefined {
+function holdByOf(answer: Answer): 'quota' | 'quiet' | 'rate' | undefined {
   if (answer.granted) return undefined;
-  return answer.reconcile === 'applied' ? 'quota' : 'rate';
+  return answer.reconcile === 'applied' ? 'quota' : answer.reconcile === 'unknown' ? 'quiet' : 'rate';
 }
 
 /** The value (or error) that answers `call`, built once and given to both sides. */

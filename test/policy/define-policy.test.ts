@@ -50,8 +50,19 @@ describe('definePolicy', () => {
 
   it('turns the throttle off with false, and fills in the rest of a throttle given in part', () => {
     expect(definePolicy({ throttle: false }).throttle).toBe(false);
-    expect(definePolicy({ throttle: { beta: 0.5 } }).throttle).toEqual({ beta: 0.5, minRatePerSecond: 0.5 });
-    expect(definePolicy().throttle).toEqual({ beta: 0.7, minRatePerSecond: 0.5 });
+    expect(definePolicy({ throttle: { beta: 0.5 } }).throttle).toEqual({
+      beta: 0.5,
+      minRatePerSecond: 0.5,
+      quietIntervals: 4,
+      maxQuietMs: 30_000,
+    });
+    expect(definePolicy().throttle).toEqual({
+      beta: 0.7,
+      minRatePerSecond: 0.5,
+      quietIntervals: 4,
+      maxQuietMs: 30_000,
+    });
+    expect(definePolicy({ throttle: { quietIntervals: 0 } }).throttle).toMatchObject({ quietIntervals: 0 });
     expect(definePolicy().retryAfter).toEqual({ maxMs: 60_000, maxHoldMs: 300_000, releaseSpreadMs: 1_000 });
     // Laid over a base that turned it off: off stays off, and a throttle given is completed from the defaults.
     const off = definePolicy({ throttle: false });
@@ -59,6 +70,8 @@ describe('definePolicy', () => {
     expect(definePolicy({ throttle: { minRatePerSecond: 2 } }, { base: off }).throttle).toEqual({
       beta: 0.7,
       minRatePerSecond: 2,
+      quietIntervals: 4,
+      maxQuietMs: 30_000,
     });
   });
 
@@ -231,12 +244,27 @@ describe('definePolicy', () => {
       [
         'throttle',
         { throttle: { beta: 1 } },
-        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0 }, got an object',
+        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0, quietIntervals: a number >= 0, maxQuietMs: a number >= 0 }, got an object',
       ],
       [
         'throttle',
         { throttle: true },
-        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0 }, got true',
+        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0, quietIntervals: a number >= 0, maxQuietMs: a number >= 0 }, got true',
+      ],
+      [
+        'throttle',
+        { throttle: { quietIntervals: -1 } },
+        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0, quietIntervals: a number >= 0, maxQuietMs: a number >= 0 }, got an object',
+      ],
+      [
+        'throttle',
+        { throttle: { maxQuietMs: Infinity } },
+        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0, quietIntervals: a number >= 0, maxQuietMs: a number >= 0 }, got an object',
+      ],
+      [
+        'throttle',
+        { throttle: { maxQuietMs: '30s' } },
+        'policy.throttle: expected false or { beta: a number > 0 and < 1, minRatePerSecond: a number > 0, quietIntervals: a number >= 0, maxQuietMs: a number >= 0 }, got an object',
       ],
       [
         'retryBudget.percent',

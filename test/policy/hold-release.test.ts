@@ -6,6 +6,8 @@ describe('holdReleaseAt', () => {
     expect(holdReleaseAt(3_000, undefined, 1_000, () => 0, 10_000)).toBe(3_000);
     expect(holdReleaseAt(3_000, undefined, 1_000, () => 0.5, 10_000)).toBe(3_500);
     expect(holdReleaseAt(3_000, 'quota', 1_000, () => 0.9999, 10_000)).toBe(3_999);
+    // A client's quiet period after a throttle holds all its requests to the origin alike.
+    expect(holdReleaseAt(3_000, 'quiet', 1_000, () => 0.5, 10_000)).toBe(3_500);
   });
 
   it('keeps a send slot of the request’s own, and a spread of 0', () => {

@@ -1,19 +1,22 @@
 import { describe, expect, it } from 'vitest';
 import { createOriginThrottles } from '../../src/runtime/origin-throttles.js';
 
-const options = { beta: 0.7, minRatePerSecond: 0.5 };
+/** The send rate and the quota alone: no quiet period after a throttle (quiet-period tests have their own). */
+const options = { beta: 0.7, minRatePerSecond: 0.5, quietIntervals: 0, maxQuietMs: 30_000 };
+/** `retryAfter.maxHoldMs`'s default. */
+const MAX_HOLD_MS = 300_000;
 const headers = (values: Record<string, string> = {}) => new Headers(values);
 
 describe('createOriginThrottles', () => {
   it('sends at once until an origin throttles or names a quota', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     expect(throttles.take('api', 'r1', 0, 10_000)).toBeUndefined();
     throttles.observe('api', 200, headers(), 10);
     expect(throttles.take('api', 'r2', 20, 10_000)).toBeUndefined();
   });
 
   it('books a slot for a request that can wait, hands it over when it comes back, and takes it back when it ends', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     // The first answer is a 429: the bucket fills at 0.5 a second and starts with one token.
     throttles.observe('api', 429, headers(), 0);
     expect(throttles.take('api', 'r1', 0, 10_000)).toBeUndefined();
@@ -29,7 +32,7 @@ describe('createOriginThrottles', () => {
   });
 
   it('books nothing for a request whose slot comes after its deadline', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     throttles.observe('api', 429, headers(), 0);
     throttles.take('api', 'r1', 0, 10_000);
     // Its slot (2000) is not before its deadline (2000): nothing booked, so r2 gets the same slot.
@@ -38,7 +41,7 @@ describe('createOriginThrottles', () => {
   });
 
   it('holds every attempt until the reset once the RateLimit quota is spent, booked slot or not', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     throttles.observe('api', 200, headers({ ratelimit: '"default";r=1;t=5' }), 0);
     expect(throttles.take('api', 'r1', 10, 10_000)).toBeUndefined();
     expect(throttles.take('api', 'r2', 20, 10_000)).toEqual({ holdUntil: 5_000, holdBy: 'quota' });
@@ -49,7 +52,7 @@ describe('createOriginThrottles', () => {
   });
 
   it('reads the fields of an origin that never sends them only on its throttles and one answer in sixteen', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     // Sixteen answers with no field, read in full; the seventeenth is read as the one in sixteen.
     for (let i = 0; i < 17; i++) throttles.observe('api', 200, headers(), i);
     // The eighteenth is not read: its r=0 goes unseen.
@@ -64,9 +67,54 @@ describe('createOriginThrottles', () => {
   });
 
   it('reads every answer of the first sixteen, so a quota named on an early 200 is kept', () => {
-    const throttles = createOriginThrottles(options);
+    const throttles = createOriginThrottles(options, MAX_HOLD_MS);
     for (let i = 0; i < 15; i++) throttles.observe('api', 200, headers(), i);
     throttles.observe('api', 200, headers({ 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '3' }), 1_000);
     expect(throttles.take('api', 'r1', 1_000, 10_000)).toEqual({ holdUntil: 4_000, holdBy: 'quota' });
+  });
+
+  describe('the quiet period after a throttle (quietIntervals 4, at most 30 s: intervals start at 7.5 s)', () => {
+    const quiet = { ...options, quietIntervals: 4 };
+
+    it('holds every attempt until it ends, shortened by starts that show the client heavier, never lengthened', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      // Starts at 0 and 5000: 7500, then 7500 - 2500 / 4 = 6875. A 429 at 5010: quiet 27500 ms, until 32510.
+      throttles.start('api', 0);
+      throttles.start('api', 5_000);
+      throttles.observe('api', 429, headers(), 5_010);
+      expect(throttles.take('api', 'r1', 5_020, 60_000)).toEqual({ holdUntil: 32_510, holdBy: 'quiet' });
+      // A start 1000 ms later: 6875 - 5875 / 4 = 5406.25, so 21625 ms: until 26635.
+      throttles.start('api', 6_000);
+      expect(throttles.take('api', 'r2', 6_000, 60_000)).toEqual({ holdUntil: 26_635, holdBy: 'quiet' });
+      // A gap of 14000 counts 7500: 5929.6875, 23719 ms, until 28729: later, so the end stays at 26635.
+      throttles.start('api', 20_000);
+      expect(throttles.take('api', 'r3', 20_000, 60_000)).toEqual({ holdUntil: 26_635, holdBy: 'quiet' });
+      // At its end the attempt goes: the send rate's bucket, switched on by the 429, has its token.
+      expect(throttles.take('api', 'r1', 26_635, 60_000)).toBeUndefined();
+      // A new throttle starts a new one, by the interval then: 26700 + 23719.
+      throttles.observe('api', 429, headers(), 26_700);
+      expect(throttles.take('api', 'r2', 26_710, 60_000)).toEqual({ holdUntil: 50_419, holdBy: 'quiet' });
+    });
+
+    it('starts at an answer whose fields leave nothing remaining, after the quota’s own hold', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      throttles.start('api', 0);
+      // One start, no gap: the interval is 7500, so the quiet period is the longest, 30000 ms, until 30010.
+      throttles.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 10);
+      expect(throttles.take('api', 'r1', 20, 60_000)).toEqual({ holdUntil: 1_010, holdBy: 'quota' });
+      expect(throttles.take('api', 'r1', 1_010, 60_000)).toEqual({ holdUntil: 30_010, holdBy: 'quiet' });
+      expect(throttles.take('api', 'r1', 30_010, 60_000)).toBeUndefined();
+    });
+
+    it('is never longer than retryAfter.maxHoldMs, and off with quietIntervals 0', () => {
+      const short = createOriginThrottles(quiet, 2_000);
+      short.start('api', 0);
+      short.observe('api', 429, headers(), 10);
+      expect(short.take('api', 'r1', 20, 60_000)).toEqual({ holdUntil: 2_010, holdBy: 'quiet' });
+      const off = createOriginThrottles(options, MAX_HOLD_MS);
+      off.start('api', 0);
+      off.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 10);
+      expect(off.take('api', 'r1', 1_010, 60_000)).toBeUndefined();
+    });
   });
 });

@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { simulatedClock } from '../../src/clock/simulated-clock.js';
+import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
+import type { FailoverClientOptions } from '../../src/runtime/client-options.js';
+import type { TransportRequest } from '../../src/transports/transport.js';
+import { respond } from '../helpers/scripted-transport.js';
+import { routedTransport } from '../helpers/routed-transport.js';
+
+// The quiet period after a throttle (src/policy/quiet-period.ts) in a client on a simulated clock: default
+// `policy.throttle` (4 intervals, at most 30 s), so the interval starts at 30 s / 4 = 7.5 s and each gap between
+// request starts moves it a quarter of the way (src/policy/request-interval.ts).
+
+const API = 'https://api.example.test';
+
+/**
+ * One origin whose answers `reply(n)` gives for its n-th call (from 0), with 10 ms of latency. Backoff has no
+ * jitter (200 ms first), and the client draws 0.5 wherever it draws.
+ */
+function setup(reply: (call: number) => Response, options: Partial<FailoverClientOptions> = {}) {
+  const clock = simulatedClock();
+  let calls = 0;
+  const transport = routedTransport(clock, (_request: TransportRequest) => ({
+    result: { kind: 'response', response: reply(calls++) },
+    latencyMs: 10,
+  }));
+  const client = createFailoverClient({
+    origins: [{ id: 'api', url: API }],
+    clock,
+    transport,
+    random: () => 0.5,
+    ...options,
+    policy: { backoff: { jitter: 'none' }, ...options.policy },
+  });
+  const sentAt = () => transport.calls.map((call) => call.sentAt);
+  /** A GET of `path` asked for at `at` (the clock is moved there first); its outcome, in a box to await later. */
+  const requestAt = async (at: number, path: string) => {
+    await clock.increment(at - clock.now());
+    return { outcome: client.request({ path }) };
+  };
+  return { clock, transport, client, sentAt, requestAt };
+}
+
+const ok = () => new Response(null, { status: 200 });
+const answer = (status: number, headers: Record<string, string> = {}) =>
+  (respond(status, headers) as { response: Response }).response;
+
+/**
+ * A light client: requests at 0, 5000 and 10000, the third answered `third` at 10010. Its interval: 7500, then
+ * gaps of 5000: 6875, 6406.25. Quiet for 4 x 6406.25 = 25625 ms after 10010: until 35635.
+ */
+async function lightClientThrottled(third: Response, options: Partial<FailoverClientOptions> = {}) {
+  const h = setup((n) => (n === 2 ? third : ok()), options);
+  const first = (await h.requestAt(0, '/1')).outcome;
+  const second = (await h.requestAt(5_000, '/2')).outcome;
+  const throttled = (await h.requestAt(10_000, '/3')).outcome;
+  await h.clock.increment(0);
+  expect(await first).toMatchObject({ status: 'succeeded' });
+  expect(await second).toMatchObject({ status: 'succeeded' });
+  return { ...h, throttled };
+}
+
+describe('the quiet period after a throttle', () => {
+  it('a light client that meets a 429 sends nothing to that origin for the quiet period, then sends', async () => {
+    const h = await lightClientThrottled(answer(429));
+    // The 429's retry asks at 10210 (backoff 200 ms): the quiet period ends past its budget (20000), so it ends
+    // throttled, not retried into the busy origin.
+    const retried = h.throttled;
+    await h.clock.increment(300);
+    expect(await retried).toMatchObject({
+      status: 'failed',
+      reason: 'throttled',
+      attempts: 1,
+      holdUntil: 35_635,
+    });
+    // A request at 15000: its gap (5000) makes the interval 6054.6875, so the quiet period shortens to
+    // 10010 + 24219 = 34229, still past its budget (25000): it ends at once, nothing sent.
+    const next = (await h.requestAt(15_000, '/4')).outcome;
+    await h.clock.increment(0);
+    expect(await next).toEqual({
+      status: 'failed',
+      reason: 'throttled',
+      origin: 'api',
+      attempts: 0,
+      elapsedMs: 0,
+      holdUntil: 34_229,
+    });
+    // After it the origin takes the client's requests again at once (the send rate's bucket has its token).
+    const after = (await h.requestAt(34_229, '/5')).outcome;
+    await h.clock.runAll(60_000);
+    expect(await after).toMatchObject({ status: 'succeeded', attempts: 1 });
+    expect(h.sentAt()).toEqual([0, 5_000, 10_000, 34_229]);
+    await h.client.close();
+  });
+
+  it('is started by an answer whose RateLimit field leaves nothing remaining, a 2xx too', async () => {
+    const h = await lightClientThrottled(answer(200, { ratelimit: '"default";r=0;t=1' }));
+    await h.clock.increment(100);
+    expect(await h.throttled).toMatchObject({ status: 'succeeded' });
+    // The quota resets at 11010, but the quiet period runs to 34229 (as above): a request at 15000 ends throttled.
+    const next = (await h.requestAt(15_000, '/4')).outcome;
+    await h.clock.increment(0);
+    expect(await next).toMatchObject({
+      status: 'failed',
+      reason: 'throttled',
+      attempts: 0,
+      holdUntil: 34_229,
+    });
+    expect(h.sentAt()).toEqual([0, 5_000, 10_000]);
+    await h.client.close();
+  });
+
+  it('defers durable work to the end of the quiet period', async () => {
+    const h = await lightClientThrottled(answer(429), { policy: { retryAfter: { releaseSpreadMs: 0 } } });
+    await h.clock.increment(300);
+    await h.throttled;
+    await h.clock.increment(15_000 - h.clock.now());
+    // Started at 15000, the write's gap shortens the quiet period to 34229 (as above).
+    const deferred = h.client.request({ method: 'POST', path: '/orders', body: '{}', lifetime: 'durable' });
+    await h.clock.increment(0);
+    expect(await deferred).toMatchObject({ status: 'deferred', reason: 'throttled' });
+    const [entry] = await h.client.outbox.list();
+    expect(entry?.nextAttemptAt).toBe(34_229);
+    await h.clock.runAll(120_000);
+    expect(await h.client.outbox.size()).toBe(0);
+    const posts = h.transport.calls.filter((call) => call.request.method === 'POST');
+    expect(posts.map((call) => call.sentAt)).toEqual([34_229]);
+    await h.client.close();
+  });
+
+  it('a heavy client barely notices: a 429 after 60 requests 50 ms apart keeps it quiet about 200 ms', async () => {
+    // 80 requests 50 ms apart; the one started at 3000 is answered 429 at 3010. After 60 gaps of 50 ms the
+    // interval is 50 + 7450 x 0.75^60 = 50.0002 ms: quiet until 3010 + 201 = 3211.
+    const h = setup((n) => (n === 60 ? answer(429) : ok()));
+    const outcomes: ReturnType<typeof h.client.request>[] = [];
+    for (let i = 0; i < 80; i++) outcomes.push((await h.requestAt(i * 50, `/${i}`)).outcome);
+    await h.clock.runAll(60_000);
+    const settled = await Promise.all(outcomes);
+    expect(settled.every((outcome) => outcome.status === 'succeeded')).toBe(true);
+    const sent = h.sentAt();
+    // Nothing goes out from the 429 until the quiet period ends, and all of it within about a second of it.
+    expect(sent.filter((at) => at > 3_010 && at < 3_211)).toEqual([]);
+    expect(sent.filter((at) => at >= 3_211).length).toBeGreaterThan(0);
+    // Each request's first attempt went out less than a second after it was asked for (the ones the quiet period
+    // held were released over releaseSpreadMs after 3211, then paced by the send rate), where a light client's
+    // quiet period is tens of seconds.
+    const waits = Array.from({ length: 80 }, (_, i) => {
+      const call = h.transport.calls.find((c) => c.request.url === `${API}/${i}`);
+      return call!.sentAt - i * 50;
+    });
+    expect(Math.max(...waits)).toBeLessThan(1_000);
+    expect(waits.filter((wait) => wait > 0).length).toBeGreaterThan(0);
+    await h.client.close();
+  });
+
+  it('is off with quietIntervals 0: the retry of a light client’s 429 goes after its backoff', async () => {
+    const h = await lightClientThrottled(answer(429), { policy: { throttle: { quietIntervals: 0 } } });
+    await h.clock.runAll(60_000);
+    expect(await h.throttled).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(h.sentAt()).toEqual([0, 5_000, 10_000, 10_210]);
+    await h.client.close();
+  });
+});
