@@ -36,6 +36,7 @@ export const requestInputs = {
     // Only a read's retry goes elsewhere; a write goes where the health machine names (or stays, if pinned).
     avoid: context.retrying && !context.write && isSafeMethod(context.method) ? context.failedOrigins : NONE,
     deadline: context.startedAt + context.budgetMs,
+    retryAfterMs: context.failures[context.failures.length - 1]?.retryAfterMs,
   }),
   transport: ({ context }: Args): AttemptInput => ({
     requestId: context.requestId,

@@ -98,6 +98,11 @@ export interface ChooseOriginInput {
   avoid?: readonly string[] | undefined;
   /** When the request's budget ends: a send slot that comes later is not booked for it. */
   deadline?: number | undefined;
+  /**
+   * The Retry-After (ms) that the answer to the request's previous attempt named, if it named one: the server
+   * said when this request may come back, so the client's quiet period after a throttle does not hold it.
+   */
+  retryAfterMs?: number | undefined;
 }
 
 /**

@@ -2,8 +2,8 @@
  * When a request that waits for a hold is released: a hold that many requests wait out (a server's Retry-After,
  * a spent `RateLimit` quota, the client's quiet period after a throttle) would release them all at the same
  * instant, a herd that meets the origin as it comes back; each is released instead at a jittered time within
- * `spreadMs` after the hold ends. A request's own
- * send slot (`rate`) is already its own time and is kept. Pure: `random` is injected (the request's).
+ * `spreadMs` after the hold ends. A request's own send slot (`rate`) is already its own time and is kept. Pure:
+ * `random` is injected (the request's).
  *
  * A hold that ends within the budget (`deadline`) is never pushed past it: the spread shrinks to fit, so that a
  * request that may wait for the hold still has time for its attempt.

@@ -6,7 +6,7 @@
  * keeps an interval and its last start per origin.
  *
  * - It starts at the longest gap counted (`longestGapMs`): a client is taken to be light until its own gaps show
- *   otherwise, so the first throttle of a client that has started one request keeps it quiet for the longest
+ *   otherwise, so a throttle soon after its second start keeps it quiet for nearly the longest
  *   quiet period. A heavy client's gaps bring it down within a few dozen starts (each moves it by `GAP_WEIGHT`
  *   of the difference: after 20 gaps of 50 ms, 7.5 s is 0.07 s); a light client's few starts leave it long.
  *   Taking the first gap as the interval instead lets one short gap between a light client's first two

@@ -36,9 +36,17 @@ export interface OriginThrottles {
   start(origin: string, now: number): void;
   /**
    * A slot for `requestId`'s next attempt to `origin` at `now`: `undefined` when it may start at once (the slot
-   * is taken), else until when it must wait. A wait that ends before `deadline` is booked.
+   * is taken), else until when it must wait. A wait that ends before `deadline` is booked. `toldWhen`: the
+   * request's own last answer named a Retry-After, so the server said when it may come back (rule 5), and the
+   * quiet period does not hold it.
    */
-  take(origin: string, requestId: string, now: number, deadline: number): SlotWait | undefined;
+  take(
+    origin: string,
+    requestId: string,
+    now: number,
+    deadline: number,
+    toldWhen?: boolean,
+  ): SlotWait | undefined;
   /**
    * An answer from `origin` at `at`: whether it throttled (a 429 for the send rate; a 429 or fields with nothing
    * remaining for the quiet period), and its rate-limit fields, where they are read (rate-limit-reading.ts).
@@ -59,6 +67,11 @@ interface OriginSlots {
   intervalMs: number;
   /** When the client's latest request to the origin started; `undefined` before the first. */
   lastStartAt: number | undefined;
+  /**
+   * Whether the client has a pace towards the origin (a gap between two of its request starts): a throttle starts
+   * no quiet period before, so a client's first request keeps rules 4 and 5 as they are.
+   */
+  paced: boolean;
   /** When the origin last throttled, which starts its quiet period. */
   throttledAt: number | undefined;
   /** Nothing new goes to the origin before this time (its quiet period, by the interval as it is now); 0: none. */
@@ -88,6 +101,7 @@ function newSlots(quiet: QuietSettings): OriginSlots {
     // Taken to be light until its own gaps show otherwise (request-interval.ts).
     intervalMs: quiet.longestGapMs,
     lastStartAt: undefined,
+    paced: false,
     throttledAt: undefined,
     quietUntil: 0,
   };
@@ -102,6 +116,7 @@ function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void 
   const { lastStartAt } = slots;
   slots.intervalMs = intervalAfterStart(slots.intervalMs, lastStartAt, now, quiet.longestGapMs);
   slots.lastStartAt = lastStartAt === undefined ? now : Math.max(now, lastStartAt);
+  if (lastStartAt !== undefined) slots.paced = true;
   if (now < slots.quietUntil)
     slots.quietUntil = Math.min(
       slots.quietUntil,
@@ -111,6 +126,7 @@ function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void 
 
 /** The origin throttled at `at`: quiet from then, by the interval as it is, or to the end of one in force. */
 function noteThrottle(slots: OriginSlots, at: number, quiet: QuietSettings): void {
+  if (!slots.paced) return;
   slots.throttledAt = Math.max(at, slots.throttledAt ?? at);
   slots.quietUntil = Math.max(
     slots.quietUntil,
@@ -150,14 +166,14 @@ export function createOriginThrottles(
     start(origin, now) {
       if (quiet) noteStart(slotsOf(origin), now, settings);
     },
-    take(origin, requestId, now, deadline) {
+    take(origin, requestId, now, deadline, toldWhen = false) {
       const booking = bookings.get(requestId);
       // Nothing throttles an origin until it throttles or names a quota: every attempt asks, so no object is made.
       const known = origins.get(origin);
       if (
         booking === undefined &&
         (known === undefined ||
-          (!known.rate.enabled && known.quota === undefined && !(now < known.quietUntil)))
+          (!known.rate.enabled && known.quota === undefined && (toldWhen || !(now < known.quietUntil))))
       )
         return undefined;
       if (booking !== undefined && booking.origin !== origin) release(requestId);
@@ -169,7 +185,7 @@ export function createOriginThrottles(
         return { holdUntil: quota.waitUntil, holdBy: 'quota' };
       }
       // Then the quiet period after a throttle: every request waits for its end, a booked slot too.
-      if (now < slots.quietUntil) return { holdUntil: slots.quietUntil, holdBy: 'quiet' };
+      if (!toldWhen && now < slots.quietUntil) return { holdUntil: slots.quietUntil, holdBy: 'quiet' };
       if (booking !== undefined && booking.origin === origin) {
         if (now < booking.at) return { holdUntil: booking.at, holdBy: 'rate' };
         bookings.delete(requestId);

@@ -50,7 +50,13 @@ export function chooseOrigin(run: EffectRequest, input: ChooseOriginInput): Choo
   // The request's first choice, held or not: the client's demand, which sizes its quiet period.
   if (input.attempt === 1 && input.previousOrigin === undefined) throttles.start(chosen.origin, now);
   if (chosen.holdUntil !== undefined) return chosen;
-  const wait = throttles.take(chosen.origin, run.requestId, now, input.deadline ?? Infinity);
+  const wait = throttles.take(
+    chosen.origin,
+    run.requestId,
+    now,
+    input.deadline ?? Infinity,
+    input.retryAfterMs !== undefined,
+  );
   return wait === undefined ? chosen : { origin: chosen.origin, at: now, ...wait };
 }
 

@@ -98,23 +98,51 @@ describe('createOriginThrottles', () => {
 
     it('starts at an answer whose fields leave nothing remaining, after the quota’s own hold', () => {
       const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      // Starts at 0 and 100: 7500 - 7400 / 4 = 5650, so the quiet period is 22600 ms, until 22710.
       throttles.start('api', 0);
-      // One start, no gap: the interval is 7500, so the quiet period is the longest, 30000 ms, until 30010.
+      throttles.start('api', 100);
+      throttles.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 110);
+      expect(throttles.take('api', 'r1', 120, 60_000)).toEqual({ holdUntil: 1_110, holdBy: 'quota' });
+      expect(throttles.take('api', 'r1', 1_110, 60_000)).toEqual({ holdUntil: 22_710, holdBy: 'quiet' });
+      expect(throttles.take('api', 'r1', 22_710, 60_000)).toBeUndefined();
+    });
+
+    it('is not started before the client has a pace: a gap between two of its starts', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      throttles.start('api', 0);
       throttles.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 10);
+      // Only the quota's own hold: none after its reset.
       expect(throttles.take('api', 'r1', 20, 60_000)).toEqual({ holdUntil: 1_010, holdBy: 'quota' });
-      expect(throttles.take('api', 'r1', 1_010, 60_000)).toEqual({ holdUntil: 30_010, holdBy: 'quiet' });
-      expect(throttles.take('api', 'r1', 30_010, 60_000)).toBeUndefined();
+      expect(throttles.take('api', 'r1', 1_010, 60_000)).toBeUndefined();
+      // The second start gives it a pace (gap 2000: 7500 - 5500 / 4 = 6125); the next throttle starts one.
+      throttles.start('api', 2_000);
+      throttles.observe('api', 429, headers(), 2_010);
+      expect(throttles.take('api', 'r2', 2_020, 60_000)).toEqual({ holdUntil: 26_510, holdBy: 'quiet' });
+    });
+
+    it('does not hold a request the server told when to come back (its last answer named a Retry-After)', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      throttles.start('api', 0);
+      throttles.start('api', 5_000);
+      // A 429 at 5010: quiet for 4 x 6875, until 32510, for every request but the one told when.
+      throttles.observe('api', 429, headers(), 5_010);
+      expect(throttles.take('api', 'other', 7_010, 60_000)).toEqual({ holdUntil: 32_510, holdBy: 'quiet' });
+      // The 429 switched the send rate on: its bucket's one token goes to the request told when.
+      expect(throttles.take('api', 'told', 7_010, 60_000, true)).toBeUndefined();
     });
 
     it('is never longer than retryAfter.maxHoldMs, and off with quietIntervals 0', () => {
       const short = createOriginThrottles(quiet, 2_000);
+      // The ceiling is 2000 ms, so no gap counts over 500 and the interval stays at 500: quiet for 2000 ms.
       short.start('api', 0);
-      short.observe('api', 429, headers(), 10);
-      expect(short.take('api', 'r1', 20, 60_000)).toEqual({ holdUntil: 2_010, holdBy: 'quiet' });
+      short.start('api', 1_000);
+      short.observe('api', 429, headers(), 1_010);
+      expect(short.take('api', 'r1', 1_020, 60_000)).toEqual({ holdUntil: 3_010, holdBy: 'quiet' });
       const off = createOriginThrottles(options, MAX_HOLD_MS);
       off.start('api', 0);
-      off.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 10);
-      expect(off.take('api', 'r1', 1_010, 60_000)).toBeUndefined();
+      off.start('api', 100);
+      off.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 110);
+      expect(off.take('api', 'r1', 1_110, 60_000)).toBeUndefined();
     });
   });
 });

@@ -92,6 +92,35 @@ describe('the quiet period after a throttle', () => {
     await h.client.close();
   });
 
+  it('does not hold the request a Retry-After answered: it comes back then, while the client’s others keep quiet', async () => {
+    const h = await lightClientThrottled(answer(429, { 'retry-after': '2' }));
+    // The retry waits the Retry-After (rule 5: the longer of it and the 200 ms backoff), to 12010, when the
+    // server's hold ends, and goes: the server said when, and the 429 switched the send rate on with one token.
+    await h.clock.increment(3_000);
+    expect(await h.throttled).toMatchObject({ status: 'succeeded', attempts: 2 });
+    // The quiet period that 429 began (until 35635, shortened to 34229 by the next start, as above) holds the rest.
+    const next = (await h.requestAt(15_000, '/4')).outcome;
+    await h.clock.increment(0);
+    expect(await next).toMatchObject({
+      status: 'failed',
+      reason: 'throttled',
+      attempts: 0,
+      holdUntil: 34_229,
+    });
+    expect(h.sentAt()).toEqual([0, 5_000, 10_000, 12_010]);
+    await h.client.close();
+  });
+
+  it('is not started by the 429 of a client’s first request: with no pace behind it, the retry goes after its backoff', async () => {
+    const h = setup((n) => (n === 0 ? answer(429) : ok()));
+    const only = (await h.requestAt(0, '/1')).outcome;
+    await h.clock.runAll(60_000);
+    expect(await only).toMatchObject({ status: 'succeeded', attempts: 2 });
+    // The 429 at 10, then the backoff's first wait (200 ms, no jitter here).
+    expect(h.sentAt()).toEqual([0, 210]);
+    await h.client.close();
+  });
+
   it('is started by an answer whose RateLimit field leaves nothing remaining, a 2xx too', async () => {
     const h = await lightClientThrottled(answer(200, { ratelimit: '"default";r=0;t=1' }));
     await h.clock.increment(100);

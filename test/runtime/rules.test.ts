@@ -8,9 +8,6 @@ import type { ReconcileHook } from '../../src/runtime/client-options.js';
 // Each rule of docs/rules.md (1-5, 8, 9) has a test here, named after it. The client runs on a simulated clock
 // with a scripted transport, so every wait is exact and nothing sleeps.
 
-/** No quiet period after a throttle (policy.throttle.quietIntervals 0): rules 4 and 5 on one request. */
-const QUIET_OFF = { policy: { throttle: { quietIntervals: 0 } } };
-
 describe('rule 1: every request ends within attempts.max and its budget', () => {
   it('stops after attempts.max attempts of a retryable failure', async () => {
     const h = harness([{ reply: respond(503) }]);
@@ -242,10 +239,8 @@ describe('rule 4: a status the policy does not name as retryable is not retried'
     if (outcome.status === 'failed') expect(await outcome.response?.text()).toBe('server says no');
   });
 
-  // The quiet period after a throttle is off: by default a client that has started one request is taken to be as
-  // light as can be, and its 429 keeps it quiet past the budget (test/runtime/quiet-period.test.ts).
   it.each([408, 429, 502, 503, 504])('retries %i by default', async (status) => {
-    const h = harness([{ reply: respond(status) }, { reply: respond(200) }], QUIET_OFF);
+    const h = harness([{ reply: respond(status) }, { reply: respond(200) }]);
     expect(await h.run({ path: '/items' })).toMatchObject({ status: 'succeeded', attempts: 2 });
   });
 
@@ -260,12 +255,8 @@ describe('rule 4: a status the policy does not name as retryable is not retried'
 });
 
 describe('rule 5: Retry-After is waited for, and a wait past the budget ends the request', () => {
-  // The quiet period after a throttle is off, as in rule 4.
   it.each([429, 503])('waits at least the Retry-After of a %i before the next attempt', async (status) => {
-    const h = harness(
-      [{ reply: respond(status, { 'retry-after': '3' }) }, { reply: respond(200) }],
-      QUIET_OFF,
-    );
+    const h = harness([{ reply: respond(status, { 'retry-after': '3' }) }, { reply: respond(200) }]);
     const sentAt: number[] = [];
     const send = h.transport.send.bind(h.transport);
     h.transport.send = (request) => (sentAt.push(h.clock.now()), send(request));

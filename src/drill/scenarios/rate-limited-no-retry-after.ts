@@ -2,26 +2,17 @@ import { attemptsOf, outcomeLabel } from '../drill-harness.js';
 import { originConfig, reply } from '../drill-origin.js';
 import type { DrillScenario } from '../drill-scenario.js';
 
-/**
- * The origin is overloaded but does not say for how long: the policy's own backoff decides the wait. The
- * client's quiet period after a throttle is off here: a client that has started one request is taken to be as
- * light as a client can be, and by default keeps quiet towards the origin for `throttle.maxQuietMs` (30 s), so
- * its retry, past the budget, ends `throttled` with nothing sent (docs/policy.md#throttle); this scenario shows
- * the backoff itself.
- */
+/** The origin is overloaded but does not say for how long: the policy's own backoff decides the wait. */
 export const rateLimitedNoRetryAfter: DrillScenario = {
   name: 'rate-limited-no-retry-after',
   title: '429 without Retry-After',
   expected:
-    'the GET gets 429 without Retry-After, is retried after a backoff wait in [0, 200) ms (full jitter), and succeeds on attempt 2 (the quiet period after a throttle off)',
+    'the GET gets 429 without Retry-After, is retried after a backoff wait in [0, 200) ms (full jitter), and succeeds on attempt 2',
   async run(drill) {
     const primary = await drill.origin('primary', (request) =>
       request.n === 1 ? reply.status(429) : reply.ok(),
     );
-    const client = drill.client({
-      origins: [originConfig(primary)],
-      policy: { throttle: { quietIntervals: 0 } },
-    });
+    const client = drill.client({ origins: [originConfig(primary)] });
     const outcome = await drill.run(client, { path: '/v1/items' });
 
     // What the policy decided.
