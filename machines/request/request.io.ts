@@ -36,7 +36,9 @@ export const requestInputs = {
     // Only a read's retry goes elsewhere; a write goes where the health machine names (or stays, if pinned).
     avoid: context.retrying && !context.write && isSafeMethod(context.method) ? context.failedOrigins : NONE,
     deadline: context.startedAt + context.budgetMs,
-    retryAfterMs: context.failures[context.failures.length - 1]?.retryAfterMs,
+    // Read only when there is a failure: index -1 of an empty array is a missing property, costly on Hermes.
+    retryAfterMs:
+      context.attempts > 0 ? context.failures[context.failures.length - 1]?.retryAfterMs : undefined,
   }),
   transport: ({ context }: Args): AttemptInput => ({
     requestId: context.requestId,

@@ -33,6 +33,8 @@ export function intervalAfterStart(
   longestGapMs: number,
 ): number {
   if (lastStartAt === undefined) return intervalMs;
-  const gap = Math.min(Math.max(0, now - lastStartAt), longestGapMs);
+  // Comparisons rather than Math.min/max: this runs for every request, and on Hermes each is a native call.
+  const elapsed = now - lastStartAt;
+  const gap = elapsed < 0 ? 0 : elapsed > longestGapMs ? longestGapMs : elapsed;
   return intervalMs + GAP_WEIGHT * (gap - intervalMs);
 }

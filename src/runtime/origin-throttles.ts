@@ -115,8 +115,11 @@ function newSlots(quiet: QuietSettings): OriginSlots {
 function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void {
   const { lastStartAt } = slots;
   slots.intervalMs = intervalAfterStart(slots.intervalMs, lastStartAt, now, quiet.longestGapMs);
-  slots.lastStartAt = lastStartAt === undefined ? now : Math.max(now, lastStartAt);
-  if (lastStartAt !== undefined) slots.paced = true;
+  if (lastStartAt === undefined) slots.lastStartAt = now;
+  else {
+    slots.paced = true;
+    if (now > lastStartAt) slots.lastStartAt = now;
+  }
   if (now < slots.quietUntil)
     slots.quietUntil = Math.min(
       slots.quietUntil,
