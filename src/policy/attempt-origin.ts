@@ -22,7 +22,7 @@ export interface OriginAsk {
 
 /** Where the next attempt goes, from `at`; with the hold on it, and an origin free of holds, when it is held. */
 export type AttemptOrigin =
-  | { origin: string | undefined; at: number }
+  | { origin: string | undefined; at: number; holdUntil: undefined; alternative: undefined }
   | { origin: string; at: number; holdUntil: number; alternative: string | undefined };
 
 /**
@@ -40,7 +40,9 @@ export function attemptOrigin(
 ): AttemptOrigin {
   const origin = ask.pinned === true ? ask.previousOrigin : origins.choose(write, ask.avoid);
   const holdUntil = origin === undefined ? undefined : holds.until(origin, at);
-  if (holdUntil === undefined) return { origin, at };
+  // One shape for both: the machine reads every field, and on Hermes reading one an object lacks walks its
+  // prototypes.
+  if (holdUntil === undefined) return { origin, at, holdUntil: undefined, alternative: undefined };
   return {
     origin: origin!,
     at,
