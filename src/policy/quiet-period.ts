@@ -29,7 +29,8 @@ export function quietCeilingMs(options: QuietPeriodOptions, maxHoldMs: number): 
 
 /**
  * The longest gap between request starts worth counting (request-interval.ts): past it the quiet period is at
- * its ceiling anyway. Also where the interval starts, so a client's first throttle gives the longest quiet period.
+ * its ceiling anyway. Also where the interval starts, so a client's early throttles give nearly the longest quiet
+ * period.
  * `Infinity` when the quiet period is off.
  */
 export function longestCountedGapMs(options: QuietPeriodOptions, ceilingMs: number): number {
