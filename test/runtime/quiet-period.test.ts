@@ -1,55 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { simulatedClock } from '../../src/clock/simulated-clock.js';
-import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
 import type { FailoverClientOptions } from '../../src/runtime/client-options.js';
-import type { TransportRequest } from '../../src/transports/transport.js';
-import { respond } from '../helpers/scripted-transport.js';
-import { routedTransport } from '../helpers/routed-transport.js';
+import { API, answer, ok, oneOriginClient } from '../helpers/one-origin-client.js';
 
 // The quiet period after a throttle (src/policy/quiet-period.ts) in a client on a simulated clock: default
 // `policy.throttle` (4 intervals, at most 30 s), so the interval starts at 30 s / 4 = 7.5 s and each gap between
 // request starts moves it a quarter of the way (src/policy/request-interval.ts).
-
-const API = 'https://api.example.test';
-
-/**
- * One origin whose answers `reply(n)` gives for its n-th call (from 0), with 10 ms of latency. Backoff has no
- * jitter (200 ms first), and the client draws 0.5 wherever it draws.
- */
-function setup(reply: (call: number) => Response, options: Partial<FailoverClientOptions> = {}) {
-  const clock = simulatedClock();
-  let calls = 0;
-  const transport = routedTransport(clock, (_request: TransportRequest) => ({
-    result: { kind: 'response', response: reply(calls++) },
-    latencyMs: 10,
-  }));
-  const client = createFailoverClient({
-    origins: [{ id: 'api', url: API }],
-    clock,
-    transport,
-    random: () => 0.5,
-    ...options,
-    policy: { backoff: { jitter: 'none' }, ...options.policy },
-  });
-  const sentAt = () => transport.calls.map((call) => call.sentAt);
-  /** A GET of `path` asked for at `at` (the clock is moved there first); its outcome, in a box to await later. */
-  const requestAt = async (at: number, path: string) => {
-    await clock.increment(at - clock.now());
-    return { outcome: client.request({ path }) };
-  };
-  return { clock, transport, client, sentAt, requestAt };
-}
-
-const ok = () => new Response(null, { status: 200 });
-const answer = (status: number, headers: Record<string, string> = {}) =>
-  (respond(status, headers) as { response: Response }).response;
 
 /**
  * A light client: requests at 0, 5000 and 10000, the third answered `third` at 10010. Its interval: 7500, then
  * gaps of 5000: 6875, 6406.25. Quiet for 4 x 6406.25 = 25625 ms after 10010: until 35635.
  */
 async function lightClientThrottled(third: Response, options: Partial<FailoverClientOptions> = {}) {
-  const h = setup((n) => (n === 2 ? third : ok()), options);
+  const h = oneOriginClient((n) => (n === 2 ? third : ok()), options);
   const first = (await h.requestAt(0, '/1')).outcome;
   const second = (await h.requestAt(5_000, '/2')).outcome;
   const throttled = (await h.requestAt(10_000, '/3')).outcome;
@@ -58,6 +20,19 @@ async function lightClientThrottled(third: Response, options: Partial<FailoverCl
   expect(await second).toMatchObject({ status: 'succeeded' });
   return { ...h, throttled };
 }
+
+/**
+ * A GET of the light client at 15000, during its quiet period: its gap (5000) makes the interval 6054.6875, so the
+ * quiet period shortens to 10010 + 24219 = 34229, still past the GET's budget (25000). Its outcome, once settled.
+ */
+async function requestDuringQuiet(h: Awaited<ReturnType<typeof lightClientThrottled>>) {
+  const next = (await h.requestAt(15_000, '/4')).outcome;
+  await h.clock.increment(0);
+  return next;
+}
+
+/** What that GET ends with: throttled at once, nothing sent, told when the quiet period ends. */
+const THROTTLED_UNTIL_34229 = { status: 'failed', reason: 'throttled', attempts: 0, holdUntil: 34_229 };
 
 describe('the quiet period after a throttle', () => {
   it('a light client that meets a 429 sends nothing to that origin for the quiet period, then sends', async () => {
@@ -99,20 +74,13 @@ describe('the quiet period after a throttle', () => {
     await h.clock.increment(3_000);
     expect(await h.throttled).toMatchObject({ status: 'succeeded', attempts: 2 });
     // The quiet period that 429 began (until 35635, shortened to 34229 by the next start, as above) holds the rest.
-    const next = (await h.requestAt(15_000, '/4')).outcome;
-    await h.clock.increment(0);
-    expect(await next).toMatchObject({
-      status: 'failed',
-      reason: 'throttled',
-      attempts: 0,
-      holdUntil: 34_229,
-    });
+    expect(await requestDuringQuiet(h)).toMatchObject(THROTTLED_UNTIL_34229);
     expect(h.sentAt()).toEqual([0, 5_000, 10_000, 12_010]);
     await h.client.close();
   });
 
   it('is not started by the 429 of a client’s first request: with no pace behind it, the retry goes after its backoff', async () => {
-    const h = setup((n) => (n === 0 ? answer(429) : ok()));
+    const h = oneOriginClient((n) => (n === 0 ? answer(429) : ok()));
     const only = (await h.requestAt(0, '/1')).outcome;
     await h.clock.runAll(60_000);
     expect(await only).toMatchObject({ status: 'succeeded', attempts: 2 });
@@ -126,14 +94,7 @@ describe('the quiet period after a throttle', () => {
     await h.clock.increment(100);
     expect(await h.throttled).toMatchObject({ status: 'succeeded' });
     // The quota resets at 11010, but the quiet period runs to 34229 (as above): a request at 15000 ends throttled.
-    const next = (await h.requestAt(15_000, '/4')).outcome;
-    await h.clock.increment(0);
-    expect(await next).toMatchObject({
-      status: 'failed',
-      reason: 'throttled',
-      attempts: 0,
-      holdUntil: 34_229,
-    });
+    expect(await requestDuringQuiet(h)).toMatchObject(THROTTLED_UNTIL_34229);
     expect(h.sentAt()).toEqual([0, 5_000, 10_000]);
     await h.client.close();
   });
@@ -159,7 +120,7 @@ describe('the quiet period after a throttle', () => {
   it('a heavy client barely notices: a 429 after 60 requests 50 ms apart keeps it quiet about 200 ms', async () => {
     // 80 requests 50 ms apart; the one started at 3000 is answered 429 at 3010. After 60 gaps of 50 ms the
     // interval is 50 + 7450 x 0.75^60 = 50.0002 ms: quiet until 3010 + 201 = 3211.
-    const h = setup((n) => (n === 60 ? answer(429) : ok()));
+    const h = oneOriginClient((n) => (n === 60 ? answer(429) : ok()));
     const outcomes: ReturnType<typeof h.client.request>[] = [];
     for (let i = 0; i < 80; i++) outcomes.push((await h.requestAt(i * 50, `/${i}`)).outcome);
     await h.clock.runAll(60_000);

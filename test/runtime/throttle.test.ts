@@ -1,47 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { simulatedClock } from '../../src/clock/simulated-clock.js';
-import { createFailoverClient } from '../../src/runtime/create-failover-client.js';
-import type { FailoverClientOptions } from '../../src/runtime/client-options.js';
-import type { DecisionEvent } from '../../src/runtime/decision-events.js';
-import type { TransportRequest } from '../../src/transports/transport.js';
-import { respond } from '../helpers/scripted-transport.js';
-import { routedTransport } from '../helpers/routed-transport.js';
-
-const API = 'https://api.example.test';
-
-/**
- * One origin whose answers `reply(n)` gives for its n-th call (from 0), with 10 ms of latency. Backoff has no
- * jitter (200 ms, then 400 ms), and the client draws 0.5 wherever it draws.
- */
-function setup(reply: (call: number) => Response, options: Partial<FailoverClientOptions> = {}) {
-  const clock = simulatedClock();
-  let calls = 0;
-  const transport = routedTransport(clock, (_request: TransportRequest) => ({
-    result: { kind: 'response', response: reply(calls++) },
-    latencyMs: 10,
-  }));
-  const events: DecisionEvent[] = [];
-  const client = createFailoverClient({
-    origins: [{ id: 'api', url: API }],
-    clock,
-    transport,
-    random: () => 0.5,
-    onEvent: (event) => events.push(event),
-    ...options,
-    policy: { backoff: { jitter: 'none' }, ...options.policy },
-  });
-  const sentAt = () => transport.calls.map((call) => call.sentAt);
-  return { clock, transport, events, client, sentAt };
-}
-
-const ok = () => new Response(null, { status: 200 });
-/** A response with these headers. */
-const answer = (status: number, headers: Record<string, string> = {}) =>
-  (respond(status, headers) as { response: Response }).response;
+import { answer, ok, oneOriginClient } from '../helpers/one-origin-client.js';
 
 describe('throttling', () => {
   it('sends at most r attempts before the RateLimit reset, and the rest after it', async () => {
-    const h = setup((n) => (n === 0 ? answer(200, { ratelimit: '"default";r=2;t=5' }) : ok()), {
+    const h = oneOriginClient((n) => (n === 0 ? answer(200, { ratelimit: '"default";r=2;t=5' }) : ok()), {
       policy: { retryAfter: { releaseSpreadMs: 0 } },
     });
     const first = h.client.request({ path: '/first' });
@@ -61,7 +23,7 @@ describe('throttling', () => {
   });
 
   it('ends a request that cannot wait for the reset throttled at once, nothing sent; durable work is deferred', async () => {
-    const h = setup((n) =>
+    const h = oneOriginClient((n) =>
       n === 0 ? answer(200, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '30' }) : ok(),
     );
     const first = h.client.request({ path: '/first' });
@@ -94,7 +56,7 @@ describe('throttling', () => {
   it('slows its own sending after a bare 429: later attempts wait for send slots, and those past the budget end throttled', async () => {
     // The send rate alone: the client's first request has no pace behind it, so its 429 starts no quiet period
     // (quiet-period.test.ts).
-    const h = setup((n) => (n === 0 ? answer(429) : ok()));
+    const h = oneOriginClient((n) => (n === 0 ? answer(429) : ok()));
     const first = h.client.request({ path: '/a' });
     await h.clock.increment(100);
     // The 429 came at 10, the first answer: the rate measured is 0, so the bucket fills at the floor, 0.5 a
@@ -127,7 +89,7 @@ describe('throttling', () => {
   });
 
   it('sends everything at once with throttle: false', async () => {
-    const h = setup((n) => (n === 0 ? answer(429) : ok()), {
+    const h = oneOriginClient((n) => (n === 0 ? answer(429) : ok()), {
       policy: { throttle: false },
     });
     const first = h.client.request({ path: '/a' });
@@ -141,7 +103,7 @@ describe('throttling', () => {
   });
 
   it('holds an origin at most retryAfter.maxHoldMs, however long the Retry-After', async () => {
-    const h = setup((n) => (n === 0 ? answer(503, { 'retry-after': '86400' }) : ok()));
+    const h = oneOriginClient((n) => (n === 0 ? answer(503, { 'retry-after': '86400' }) : ok()));
     const first = h.client.request({ path: '/a' });
     await h.clock.increment(10);
     await first;
@@ -154,7 +116,7 @@ describe('throttling', () => {
     let draw = 0;
     // A repeating sequence of draws, so that each held request gets its own.
     const draws = [0.1, 0.3, 0.5, 0.7, 0.9];
-    const h = setup((n) => (n === 0 ? answer(503, { 'retry-after': '3' }) : ok()), {
+    const h = oneOriginClient((n) => (n === 0 ? answer(503, { 'retry-after': '3' }) : ok()), {
       random: () => draws[draw++ % draws.length]!,
       policy: { attempts: { max: 1 } },
     });
