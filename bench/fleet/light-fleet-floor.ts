@@ -14,6 +14,13 @@
  * budget after the overload, paced at exactly the spare rate (50 a second): the most 2xx answers there can be.
  * Latency is left out (a client hears its 429 when it sends), which only makes the oracle better.
  *
+ * A rule that keeps the retry of a lone request's 429 (rules 4 and 5: after its backoff, or when its Retry-After
+ * says) cannot be that oracle: a client whose first request meets a 429 looks like a lone client, so it retries,
+ * and the retry meets the overload. With `retry once`, the oracle retries the 429 of a client's first request once
+ * (200 ms later, failwise's first backoff, or 1 s, what this origin's Retry-After says while it is saturated) and
+ * falls silent only if that retry is refused too; a later request's 429 silences it at once: the floor for such
+ * rules.
+ *
  * Only the answers that say nothing but 429: with RateLimit fields on every answer, a 2xx with `r=0` tells a
  * client of the overload too, and this floor does not hold there.
  */
@@ -35,15 +42,22 @@ const OVERLOAD_END = LIMITED_PHASES[0].to;
 /** Held requests go out one every 20 ms after the overload: 50 a second, what the origin has to spare then. */
 const SPARE_GAP_MS = 1000 / (LIMIT - LIMITED_PHASES[1].load * LIMIT);
 
+/** What the oracle does from its first 429 (see above). */
+type OracleMode = 'silent' | 'backlog' | 'retry once';
+const MODES: readonly OracleMode[] = ['silent', 'backlog', 'retry once'];
+/** The wait before the retry of a first 429, ms: failwise's first backoff, or the Retry-After this origin names. */
+const RETRY_AFTER_429_MS: Record<LimitVariant, number> = { bare: 200, 'retry-after': 1_000, ratelimit: 200 };
+
 interface Floor {
   variant: LimitVariant;
-  backlog: boolean;
+  mode: OracleMode;
   ok: number;
   refused: number;
   informed: number;
 }
 
-function oracle(variant: LimitVariant, backlog: boolean, seed: number): Floor {
+function oracle(variant: LimitVariant, mode: OracleMode, seed: number): Floor {
+  const backlog = mode === 'backlog';
   const perClient = limitedWorkload(CLIENTS, LIMIT, seed);
   const total = perClient.reduce((n, ops) => n + ops.length, 0);
   const all = perClient
@@ -58,9 +72,18 @@ function oracle(variant: LimitVariant, backlog: boolean, seed: number): Floor {
   };
   const informed = new Set<number>();
   const held: { at: number; id: number }[] = [];
+  /** Retries of first 429s (`retry once`), in the order they go. */
+  const retries: { at: number; id: number; client: number }[] = [];
+  /** Clients that have sent a request: a 429 to a later one is no lone request's. */
+  const sentBefore = new Set<number>();
   let nextHeld = OVERLOAD_END;
-  for (let i = 0; i < all.length || (backlog && held.length > 0);) {
+  for (let i = 0; i < all.length || (backlog && held.length > 0) || retries.length > 0;) {
     const op = all[i];
+    if (retries.length > 0 && retries[0]!.at <= (op?.at ?? Infinity)) {
+      const retry = retries.shift()!;
+      if (send(retry.id, retry.at) && retry.at < OVERLOAD_END) informed.add(retry.client);
+      continue;
+    }
     if (backlog && held.length > 0 && nextHeld < (op?.at ?? Infinity)) {
       const request = held.shift()!;
       if (request.at + BUDGET_MS > nextHeld) {
@@ -76,13 +99,20 @@ function oracle(variant: LimitVariant, backlog: boolean, seed: number): Floor {
       if (op.at + BUDGET_MS > OVERLOAD_END) held.push(op);
       continue;
     }
-    if (send(op.id, op.at) && op.at < OVERLOAD_END) informed.add(op.client);
+    const first = !sentBefore.has(op.client);
+    sentBefore.add(op.client);
+    if (!send(op.id, op.at) || op.at >= OVERLOAD_END) continue;
+    if (mode !== 'retry once' || !first) informed.add(op.client);
+    else {
+      // Retries come in the order they were scheduled: the same wait for all, and ops come in time order.
+      retries.push({ at: op.at + RETRY_AFTER_429_MS[variant], id: op.id, client: op.client });
+    }
   }
   // As the fleet bench counts them: answers from the first second on.
   const sum = (list: number[]) => list.slice(1).reduce((a, b) => a + b, 0);
   return {
     variant,
-    backlog,
+    mode,
     ok: sum(world.okPerSecond),
     refused: sum(world.refusedPerSecond),
     informed: informed.size,
@@ -95,9 +125,13 @@ if (!Number.isInteger(seed)) throw new Error(`--seed: expected an integer, got $
 console.log(`| answers | oracle | 2xx after 1 s | 429s after 1 s | 429 share | clients refused |`);
 console.log(`| --- | --- | --- | --- | --- | --- |`);
 for (const variant of VARIANTS)
-  for (const backlog of [false, true]) {
-    const f = oracle(variant, backlog, seed);
+  for (const mode of MODES) {
+    const f = oracle(variant, mode, seed);
     const share = ((100 * f.refused) / (f.ok + f.refused)).toFixed(2);
-    const how = backlog ? 'silent, then held requests paced at the spare rate' : 'silent until the end';
+    const how = {
+      silent: 'silent until the end',
+      backlog: 'silent, then held requests paced at the spare rate',
+      'retry once': "retries a first request's 429 once, silent if refused again",
+    }[mode];
     console.log(`| ${variant} | ${how} | ${f.ok} | ${f.refused} | ${share} % | ${f.informed} |`);
   }

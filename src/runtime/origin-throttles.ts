@@ -37,8 +37,8 @@ export interface OriginThrottles {
   /**
    * A slot for `requestId`'s next attempt to `origin` at `now`: `undefined` when it may start at once (the slot
    * is taken), else until when it must wait. A wait that ends before `deadline` is booked. `toldWhen`: the
-   * request's own last answer named a Retry-After, so the server said when it may come back (rule 5), and the
-   * quiet period does not hold it.
+   * request's own last answer named a Retry-After, so the server said when it may come back (rule 5), and a
+   * quiet period does not hold it, unless the origin has throttled twice running (`SUSTAINED_THROTTLES`).
    */
   take(
     origin: string,
@@ -68,14 +68,30 @@ interface OriginSlots {
   /** When the client's latest request to the origin started; `undefined` before the first. */
   lastStartAt: number | undefined;
   /**
-   * Whether the client has a pace towards the origin (a gap between two of its request starts): a throttle starts
-   * no quiet period before, so a client's first request keeps rules 4 and 5 as they are.
+   * Whether the client has a pace towards the origin (a gap between two of its request starts): before, a single
+   * throttle starts no quiet period (`SUSTAINED_THROTTLES`), so a client's first request keeps rules 4 and 5.
    */
   paced: boolean;
+  /** Throttles from the origin since its last answer that was not one (`SUSTAINED_THROTTLES`). */
+  throttlesRunning: number;
   /** When the origin last throttled, which starts its quiet period. */
   throttledAt: number | undefined;
   /** Nothing new goes to the origin before this time (its quiet period, by the interval as it is now); 0: none. */
   quietUntil: number;
+}
+
+/**
+ * Throttles running (no other answer between) that show the origin is not throttling a blip: they start a quiet
+ * period even before the client has a pace, and it then holds the request a Retry-After told when, too. One 429
+ * alone cannot tell a lone request's bad luck from a fleet's overload, so it leaves rules 4 and 5 as they are: the
+ * lone request's retry goes when its backoff or Retry-After says. A second running is the overload's mark: a fleet
+ * client that retried into it holds its retries and its other requests, and its 429s stop at two.
+ */
+const SUSTAINED_THROTTLES = 2;
+
+/** Whether the quiet period holds a request at `now` (`toldWhen`: `OriginThrottles.take`'s). */
+function heldQuiet(slots: OriginSlots, now: number, toldWhen: boolean): boolean {
+  return now < slots.quietUntil && !(toldWhen && slots.throttlesRunning < SUSTAINED_THROTTLES);
 }
 
 interface Booking {
@@ -102,6 +118,7 @@ function newSlots(quiet: QuietSettings): OriginSlots {
     intervalMs: quiet.longestGapMs,
     lastStartAt: undefined,
     paced: false,
+    throttlesRunning: 0,
     throttledAt: undefined,
     quietUntil: 0,
   };
@@ -127,9 +144,13 @@ function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void 
     );
 }
 
-/** The origin throttled at `at`: quiet from then, by the interval as it is, or to the end of one in force. */
+/**
+ * The origin throttled at `at`: quiet from then, by the interval as it is, or to the end of one in force. Before
+ * the client has a pace, only a throttle that makes `SUSTAINED_THROTTLES` running starts one.
+ */
 function noteThrottle(slots: OriginSlots, at: number, quiet: QuietSettings): void {
-  if (!slots.paced) return;
+  slots.throttlesRunning++;
+  if (!slots.paced && slots.throttlesRunning < SUSTAINED_THROTTLES) return;
   slots.throttledAt = Math.max(at, slots.throttledAt ?? at);
   slots.quietUntil = Math.max(
     slots.quietUntil,
@@ -176,7 +197,7 @@ export function createOriginThrottles(
       if (
         booking === undefined &&
         (known === undefined ||
-          (!known.rate.enabled && known.quota === undefined && (toldWhen || !(now < known.quietUntil))))
+          (!known.rate.enabled && known.quota === undefined && !heldQuiet(known, now, toldWhen)))
       )
         return undefined;
       if (booking !== undefined && booking.origin !== origin) release(requestId);
@@ -188,7 +209,7 @@ export function createOriginThrottles(
         return { holdUntil: quota.waitUntil, holdBy: 'quota' };
       }
       // Then the quiet period after a throttle: every request waits for its end, a booked slot too.
-      if (!toldWhen && now < slots.quietUntil) return { holdUntil: slots.quietUntil, holdBy: 'quiet' };
+      if (heldQuiet(slots, now, toldWhen)) return { holdUntil: slots.quietUntil, holdBy: 'quiet' };
       if (booking !== undefined && booking.origin === origin) {
         if (now < booking.at) return { holdUntil: booking.at, holdBy: 'rate' };
         bookings.delete(requestId);
@@ -224,7 +245,9 @@ export function createOriginThrottles(
         slots.answersWithoutFields = 0;
         slots.quota = mergeQuota(slots.quota, fields, at);
       }
-      if (quiet && isThrottle(status, fields)) noteThrottle(slots, at, settings);
+      if (!quiet) return;
+      if (isThrottle(status, fields)) noteThrottle(slots, at, settings);
+      else slots.throttlesRunning = 0;
     },
     release,
   };

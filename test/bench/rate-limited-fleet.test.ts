@@ -49,16 +49,18 @@ describe('rate-limited fleet simulator', () => {
     expect(svg.match(/<polyline/g)).toHaveLength(3);
   }, 120_000);
 
-  it('a fleet of light clients (100 at 0.2 requests a second, twice the limit): failwise is refused at most a third of the time', async () => {
+  it('a fleet of light clients (100 at 0.2 requests a second, twice the limit): failwise is refused about a fifth of the time', async () => {
     // Each client's send rate cannot bind at 0.2 a second; the quiet period after a throttle does (a light
-    // client's is long: its next requests, and its retry of a bare 429, end throttled, nothing sent). Without
-    // it, over half. Seed 1: 0.259 bare, 0.314 with Retry-After (the request a Retry-After answered comes back
-    // then), 0.167 with RateLimit fields.
+    // client's is long: its next requests, and its retry of a bare 429, end throttled, nothing sent), and two
+    // throttles running start one before a client has a pace. Seed 1: 0.193 bare, 0.246 with Retry-After (the
+    // request a Retry-After answered comes back then, once), 0.140 with RateLimit fields. Without the quiet
+    // period, over half; with it but only once a client has a pace, 0.259, 0.314 and 0.167.
     const report = await runRateLimitedFleet({ clients: 100, limit: 10, seed: 1 });
+    const bounds: Record<string, number> = { bare: 0.23, 'retry-after': 0.28, ratelimit: 0.16 };
     for (const variant of ['bare', 'retry-after', 'ratelimit']) {
       const of = (client: string) => report.runs.find((r) => r.variant === variant && r.client === client)!;
       expect(of('naive').refusedShare).toBeGreaterThan(0.5);
-      expect(of('failwise').refusedShare).toBeLessThan(0.35);
+      expect(of('failwise').refusedShare).toBeLessThan(bounds[variant]!);
       expect(of('failwise').goodput).toBeGreaterThan(0.85);
       expect(of('failwise').longestHoldMs).toBeLessThan(10_000);
     }

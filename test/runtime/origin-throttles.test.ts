@@ -107,7 +107,7 @@ describe('createOriginThrottles', () => {
       expect(throttles.take('api', 'r1', 22_710, 60_000)).toBeUndefined();
     });
 
-    it('is not started before the client has a pace: a gap between two of its starts', () => {
+    it('is not started by one throttle before the client has a pace: a gap between two of its starts', () => {
       const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
       throttles.start('api', 0);
       throttles.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 10);
@@ -118,6 +118,34 @@ describe('createOriginThrottles', () => {
       throttles.start('api', 2_000);
       throttles.observe('api', 429, headers(), 2_010);
       expect(throttles.take('api', 'r2', 2_020, 60_000)).toEqual({ holdUntil: 26_510, holdBy: 'quiet' });
+    });
+
+    it('is started before the client has a pace by two throttles running, not by two with an answer between', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      throttles.start('api', 0);
+      throttles.observe('api', 429, headers(), 10);
+      throttles.observe('api', 200, headers(), 300);
+      throttles.observe('api', 429, headers(), 400);
+      // Two throttles, a 200 between: none running twice, so no quiet period; the send rate's token is there.
+      expect(throttles.take('api', 'r1', 500, 60_000)).toBeUndefined();
+      // A second running (the 2xx's r=0 counts as one): quiet from 600 for 4 x 7500 ms, the interval it starts at.
+      throttles.observe('api', 200, headers({ ratelimit: '"default";r=0;t=1' }), 600);
+      expect(throttles.take('api', 'r2', 1_600, 60_000)).toEqual({ holdUntil: 30_600, holdBy: 'quiet' });
+    });
+
+    it('holds the request told when too, once the origin has throttled twice running', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      throttles.start('api', 0);
+      throttles.start('api', 5_000);
+      // A 429 at 5010 starts quiet until 32510 (4 x 6875); the request it told when is not held by it.
+      throttles.observe('api', 429, headers({ 'retry-after': '1' }), 5_010);
+      expect(throttles.take('api', 'told', 6_010, 60_000, true)).toBeUndefined();
+      // Its retry is refused again at 6020: now it waits for the quiet period like the client's other requests.
+      throttles.observe('api', 429, headers({ 'retry-after': '1' }), 6_020);
+      expect(throttles.take('api', 'told', 7_020, 60_000, true)).toEqual({
+        holdUntil: 33_520,
+        holdBy: 'quiet',
+      });
     });
 
     it('does not hold a request the server told when to come back (its last answer named a Retry-After)', () => {
