@@ -104,6 +104,48 @@ function fromPair(
 /** Reads a field by its lower-case name: a response's `Headers` is one. */
 export interface FieldReader {
   get(name: string): string | null;
+  /** Visits every field once, by its lower-case name (a `Headers` can). */
+  forEach?(visit: (value: string, name: string) => void, thisArg?: unknown): void;
+  /** whatwg-fetch's `Headers` (React Native's) keeps its fields in this plain object (`onePass`). */
+  map?: unknown;
+}
+
+/**
+ * Whether to gather the fields in one pass over them rather than look each up by name. On React Native's fetch
+ * (whatwg-fetch, whose `Headers` keeps its fields in a plain object, `map`) a lookup checks its name with a
+ * regular expression, twice: three lookups cost about 32,000 instructions on Hermes, one pass over a few fields a
+ * fraction of that. Node's and browsers' lookups are the cheaper there (on Node three take about 0.3 µs, a pass
+ * over eight fields about 1 µs). Either way the same fields are read.
+ */
+function onePass(reader: FieldReader): boolean {
+  return typeof reader.forEach === 'function' && typeof reader.map === 'object' && reader.map !== null;
+}
+
+/** Every field read here, by lower-case name. */
+const RATE_LIMIT_NAMES: ReadonlySet<string> = new Set([
+  'ratelimit',
+  'ratelimit-policy',
+  'ratelimit-remaining',
+  'ratelimit-reset',
+  'x-ratelimit-remaining',
+  'x-ratelimit-reset',
+]);
+
+/** The rate-limit fields of one response, gathered in one pass (`FieldReader.forEach`); none, no map. */
+class GatheredFields implements FieldReader {
+  values: Map<string, string> | undefined = undefined;
+
+  get(name: string): string | null {
+    return this.values?.get(name) ?? null;
+  }
+}
+
+/** `forEach`'s visit, with the `GatheredFields` as `this`: no closure per response. */
+function gather(this: GatheredFields, value: string, name: string): void {
+  // Every name read here starts with r or x: most fields are passed over without a lookup.
+  const first = name.charCodeAt(0);
+  if ((first === 114 || first === 120) && RATE_LIMIT_NAMES.has(name))
+    (this.values ??= new Map()).set(name, value);
 }
 
 const RATELIMIT_PAIR = ['ratelimit-remaining', 'ratelimit-reset'] as const;
@@ -114,7 +156,14 @@ const X_RATELIMIT_PAIR = ['x-ratelimit-remaining', 'x-ratelimit-reset'] as const
  * (absent, malformed, or a reset without a remaining count). `headers` reads a field by its lower-case name
  * (a response's `Headers` will do).
  */
-export function parseRateLimitFields(headers: FieldReader, now: number): RateLimitFields | undefined {
+export function parseRateLimitFields(response: FieldReader, now: number): RateLimitFields | undefined {
+  let headers = response;
+  if (onePass(response)) {
+    const gathered = new GatheredFields();
+    response.forEach!(gather, gathered);
+    if (gathered.values === undefined) return undefined;
+    headers = gathered;
+  }
   const field = headers.get('ratelimit');
   const fields =
     (field === null ? undefined : fromRateLimitField(field, now)) ??

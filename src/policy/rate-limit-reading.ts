@@ -1,8 +1,7 @@
 /**
  * Which answers of an origin have their rate-limit fields read. Reading them is three header lookups per answer
- * (`RateLimit`, `RateLimit-Remaining`, `X-RateLimit-Remaining`), and on React Native's fetch each lookup
- * normalises its name with a regular expression (whatwg-fetch): about 32,000 instructions an answer on Hermes,
- * a tenth of a whole request. An origin that names its quota does so on every answer, or at least on its
+ * (`RateLimit`, `RateLimit-Remaining`, `X-RateLimit-Remaining`), or on React Native's fetch (whatwg-fetch) one
+ * pass over the answer's fields (rate-limit-fields.ts): a cost on every answer read. An origin that names its quota does so on every answer, or at least on its
  * throttles, so every answer is read until the origin has given `FIRST_ANSWERS` answers without a field; from
  * then on its 429s and 503s are read, and one answer in `READ_EVERY` besides, until one carries a field again.
  */

@@ -138,18 +138,18 @@ describe('browser bundles of failwise (esbuild, code splitting; scripts/check-bu
   // The budgets (16 KB up front, 30 KB in all) are not met yet: `npm run size` checks them and says so
   // (docs/design.md#bundle-budget, docs/benchmarks.md). Until they are, these guards sit just above today's sizes
   // so that nothing grows unnoticed; a change that must grow them moves them and says why in CHANGELOG.md.
-  it('does not grow: the minimal app loads at most 41.2 KB gzip up front (the budget is 16)', async () => {
-    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(41.2 * 1024);
+  it('does not grow: the minimal app loads at most 41.4 KB gzip up front (the budget is 16)', async () => {
+    expect((await minimal).upFrontGzipBytes).toBeLessThanOrEqual(41.4 * 1024);
   });
 
-  it('does not grow: everything, in all its chunks, within 54.8 KB gzip (the budget is 30)', async () => {
-    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(54.8 * 1024);
+  it('does not grow: everything, in all its chunks, within 54.9 KB gzip (the budget is 30)', async () => {
+    expect((await everything).totalGzipBytes).toBeLessThanOrEqual(54.9 * 1024);
   });
 
   // A service worker may not import(): its script is bundled as one file, durable work and all.
-  it('does not grow: failwise/service-worker, bundled as one file for a worker, within 52.7 KB gzip', async () => {
+  it('does not grow: failwise/service-worker, bundled as one file for a worker, within 52.8 KB gzip', async () => {
     const measurement = await measureBundle({ entry: 'src/service-worker.ts' });
-    expect(measurement.oneFileGzipBytes).toBeLessThanOrEqual(52.7 * 1024);
+    expect(measurement.oneFileGzipBytes).toBeLessThanOrEqual(52.8 * 1024);
   });
 });
 

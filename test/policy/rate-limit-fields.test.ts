@@ -1,8 +1,12 @@
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { createRequire } from 'node:module';
 import { parseListParams, parseRateLimitFields } from '../../src/policy/rate-limit-fields.js';
 
 const NOW = 1_000_000;
+
+/** React Native's `Headers`: whatwg-fetch's (it ships no types). */
+const WhatwgHeaders = (createRequire(import.meta.url)('whatwg-fetch') as { Headers: typeof Headers }).Headers;
 
 /** A `get` over these fields (names lower-case, as `Headers` reads them). */
 const fields = (values: Record<string, string>) => ({
@@ -58,6 +62,36 @@ describe('parseRateLimitFields', () => {
         NOW,
       ),
     ).toEqual({ remaining: 1, resetAt: 1_002_000 });
+  });
+
+  it('reads React Native’s Headers (whatwg-fetch) in one pass, with no lookup by name; Node’s by name', () => {
+    const cases: [Record<string, string>, unknown][] = [
+      [{ 'content-type': 'application/json', date: 'x' }, undefined],
+      [
+        { RateLimit: '"default";r=0;t=30', Server: 'nginx' },
+        { remaining: 0, resetAt: 1_030_000 },
+      ],
+      [
+        { 'X-RateLimit-Remaining': '5', 'X-RateLimit-Reset': '60', 'x-request-id': 'r' },
+        { remaining: 5, resetAt: 1_060_000 },
+      ],
+      [
+        { 'ratelimit-remaining': '7', 'ratelimit-reset': '20', 'ratelimit-policy': '"default";q=100;w=60' },
+        { remaining: 7, resetAt: 1_020_000, policy: { limit: 100, windowMs: 60_000 } },
+      ],
+      // A reset alone is no reading.
+      [{ 'x-ratelimit-reset': '60' }, undefined],
+    ];
+    for (const [values, expected] of cases) {
+      const whatwg = new WhatwgHeaders(values);
+      const lookup = vi.spyOn(whatwg, 'get');
+      expect(parseRateLimitFields(whatwg, NOW)).toEqual(expected);
+      expect(lookup).not.toHaveBeenCalled();
+      const node = new Headers(values);
+      const byName = vi.spyOn(node, 'get');
+      expect(parseRateLimitFields(node, NOW)).toEqual(expected);
+      expect(byName).toHaveBeenCalled();
+    }
   });
 
   it('reads a reset of 1,704,067,200 or more as epoch seconds, as ky does', () => {
