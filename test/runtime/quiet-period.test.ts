@@ -89,35 +89,29 @@ describe('the quiet period after a throttle', () => {
     await h.client.close();
   });
 
-  it('is started by a first request’s second 429 running: its third attempt would wait past its budget, so it ends throttled', async () => {
-    const h = oneOriginClient((n) => (n < 2 ? answer(429) : ok()));
+  /** A client's only request, refused twice running with `refusal`, then answered 200. */
+  async function refusedTwice(refusal: () => Response) {
+    const h = oneOriginClient((n) => (n < 2 ? refusal() : ok()));
     const only = (await h.requestAt(0, '/1')).outcome;
     await h.clock.runAll(60_000);
-    // 429 at 10, the retry at 210 (backoff 200 ms), 429 at 220: quiet for 4 x 7500 ms (no pace yet), to 30220.
-    expect(await only).toMatchObject({
-      status: 'failed',
-      reason: 'throttled',
-      attempts: 2,
-      holdUntil: 30_220,
-    });
-    expect(h.sentAt()).toEqual([0, 210]);
+    const outcome = await only;
     await h.client.close();
+    return { outcome, sentAt: h.sentAt() };
+  }
+
+  it('is started by a first request’s second 429 running: its third attempt would wait past its budget, so it ends throttled', async () => {
+    const { outcome, sentAt } = await refusedTwice(() => answer(429));
+    // 429 at 10, the retry at 210 (backoff 200 ms), 429 at 220: quiet for 4 x 7500 ms (no pace yet), to 30220.
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'throttled', attempts: 2, holdUntil: 30_220 });
+    expect(sentAt).toEqual([0, 210]);
   });
 
   it('holds a Retry-After’s retry once the origin has throttled twice running', async () => {
-    const h = oneOriginClient((n) => (n < 2 ? answer(429, { 'retry-after': '1' }) : ok()));
-    const only = (await h.requestAt(0, '/1')).outcome;
-    await h.clock.runAll(60_000);
+    const { outcome, sentAt } = await refusedTwice(() => answer(429, { 'retry-after': '1' }));
     // 429 at 10: back at 1010 as told (one 429 starts no quiet period); 429 at 1020, the second running: quiet
     // to 31020, and the request told when is held by it too.
-    expect(await only).toMatchObject({
-      status: 'failed',
-      reason: 'throttled',
-      attempts: 2,
-      holdUntil: 31_020,
-    });
-    expect(h.sentAt()).toEqual([0, 1_010]);
-    await h.client.close();
+    expect(outcome).toMatchObject({ status: 'failed', reason: 'throttled', attempts: 2, holdUntil: 31_020 });
+    expect(sentAt).toEqual([0, 1_010]);
   });
 
   it('is started by an answer whose RateLimit field leaves nothing remaining, a 2xx too', async () => {
