@@ -7,9 +7,9 @@ import type { RateLimitFields } from './rate-limit-fields.js';
  * `retryAfter.maxHoldMs`. A heavy client's interval is short, so its quiet period is too; a light client's is
  * long enough that its next request, and its retry of a bare 429, wait past their budget and end `throttled`
  * with nothing sent instead of meeting the saturated origin again. Its owner (origin-throttles.ts) starts none
- * on one throttle before the client has a pace (two starts), and does not hold a request whose own answer named
- * a Retry-After (the server said when that one may come back) unless the origin has throttled twice running.
- * Pure.
+ * on one throttle before the client has a pace (two starts, a gap between), and does not hold a request whose
+ * own answer named a Retry-After (the server said when that one may come back) unless the origin has throttled
+ * twice running. Pure.
  *
  * No jitter: each client's quiet period ends at its own time already (its own throttle, its own interval), and
  * the requests one client held are released over `retryAfter.releaseSpreadMs` (hold-release.ts).

@@ -68,8 +68,9 @@ interface OriginSlots {
   /** When the client's latest request to the origin started; `undefined` before the first. */
   lastStartAt: number | undefined;
   /**
-   * Whether the client has a pace towards the origin (a gap between two of its request starts): before, a single
-   * throttle starts no quiet period (`SUSTAINED_THROTTLES`), so a client's first request keeps rules 4 and 5.
+   * Whether the client has a pace towards the origin (a gap of more than 0 ms between two of its request starts):
+   * before, a single throttle starts no quiet period (`SUSTAINED_THROTTLES`), so a client's first request, or
+   * first burst, keeps rules 4 and 5.
    */
   paced: boolean;
   /** Throttles from the origin since its last answer that was not one (`SUSTAINED_THROTTLES`). */
@@ -132,10 +133,11 @@ function newSlots(quiet: QuietSettings): OriginSlots {
 function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void {
   const { lastStartAt } = slots;
   slots.intervalMs = intervalAfterStart(slots.intervalMs, lastStartAt, now, quiet.longestGapMs);
-  if (lastStartAt === undefined) slots.lastStartAt = now;
-  else {
-    slots.paced = true;
-    if (now > lastStartAt) slots.lastStartAt = now;
+  // Requests started at the same instant (an app's burst at launch) are no pace yet: a gap of 0 says nothing of
+  // how often the client sends. The interval still takes the gap.
+  if (lastStartAt === undefined || now > lastStartAt) {
+    slots.paced ||= lastStartAt !== undefined;
+    slots.lastStartAt = now;
   }
   if (now < slots.quietUntil)
     slots.quietUntil = Math.min(

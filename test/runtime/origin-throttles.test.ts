@@ -133,6 +133,20 @@ describe('createOriginThrottles', () => {
       expect(throttles.take('api', 'r2', 1_600, 60_000)).toEqual({ holdUntil: 30_600, holdBy: 'quiet' });
     });
 
+    it('takes starts at the same instant (a burst at launch) for no pace: one throttle after them starts none', () => {
+      const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
+      for (let i = 0; i < 3; i++) throttles.start('api', 0);
+      throttles.observe('api', 429, headers(), 10);
+      // No quiet period; the 429 switched the send rate on, and its bucket has a token.
+      expect(throttles.take('api', 'r1', 20, 60_000)).toBeUndefined();
+      // The next start, 1 ms on, is a pace: the next throttle, one alone after a 200, starts one. Gaps 0, 0, 1:
+      // 7500 -> 5625 -> 4218.75 -> 3164.3125, so 4 x that, 12658 ms, from 30.
+      throttles.start('api', 1);
+      throttles.observe('api', 200, headers(), 25);
+      throttles.observe('api', 429, headers(), 30);
+      expect(throttles.take('api', 'r2', 40, 60_000)).toEqual({ holdUntil: 12_688, holdBy: 'quiet' });
+    });
+
     it('holds the request told when too, once the origin has throttled twice running', () => {
       const throttles = createOriginThrottles(quiet, MAX_HOLD_MS);
       throttles.start('api', 0);

@@ -89,6 +89,21 @@ describe('the quiet period after a throttle', () => {
     await h.client.close();
   });
 
+  it('is not started by one 429 to a burst at launch: the burst is no pace, so its retry goes and later requests are sent', async () => {
+    const h = oneOriginClient((n) => (n === 1 ? answer(429) : ok()));
+    const burst = [];
+    for (const path of ['/a', '/b', '/c']) burst.push((await h.requestAt(0, path)).outcome);
+    const later = (await h.requestAt(2_000, '/d')).outcome;
+    await h.clock.runAll(60_000);
+    for (const outcome of await Promise.all([...burst, later]))
+      expect(outcome).toMatchObject({ status: 'succeeded' });
+    // The burst at 0; the 429 at 10, its retry at 210 (backoff 200 ms); the request of 2000 at 2210, its slot of
+    // the send rate the 429 switched on (a token every 2 s at first). A quiet period (4 x the burst's interval,
+    // 4219 ms, then shorter for its own start) would have held it past its budget and ended it throttled.
+    expect(h.sentAt()).toEqual([0, 0, 0, 210, 2_210]);
+    await h.client.close();
+  });
+
   /** A client's only request, refused twice running with `refusal`, then answered 200. */
   async function refusedTwice(refusal: () => Response) {
     const h = oneOriginClient((n) => (n < 2 ? refusal() : ok()));
