@@ -164,8 +164,9 @@ export interface ThrottlePolicy {
    * remaining), the client sends nothing new to it for this many times its own smoothed interval between
    * request starts to that origin (src/policy/quiet-period.ts): a heavy client's quiet period is short, a light
    * client's long enough that its next requests wait or, past their budget, end `throttled` with nothing sent.
-   * None starts before the client has started two requests to the origin, and the request a Retry-After
-   * answered is not held by it (it comes back when the server said). 0 turns the quiet period off. @default 4
+   * Before the client has started two requests to the origin with a gap between them, only a second throttle
+   * running starts one; the request a Retry-After answered comes back when the server said, held only once the
+   * origin has throttled twice running. 0 turns the quiet period off. @default 4
    */
   quietIntervals: number;
   /** The longest quiet period, ms; never longer than `retryAfter.maxHoldMs` either. @default 30000 */

@@ -135,8 +135,9 @@ function noteStart(slots: OriginSlots, now: number, quiet: QuietSettings): void 
   slots.intervalMs = intervalAfterStart(slots.intervalMs, lastStartAt, now, quiet.longestGapMs);
   // Requests started at the same instant (an app's burst at launch) are no pace yet: a gap of 0 says nothing of
   // how often the client sends. The interval still takes the gap.
-  if (lastStartAt === undefined || now > lastStartAt) {
-    slots.paced ||= lastStartAt !== undefined;
+  if (lastStartAt === undefined) slots.lastStartAt = now;
+  else if (now > lastStartAt) {
+    slots.paced = true;
     slots.lastStartAt = now;
   }
   if (now < slots.quietUntil)
