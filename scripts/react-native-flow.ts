@@ -1,9 +1,11 @@
 /**
- * An esbuild plugin that makes React Native's own modules (its Flow-typed `Libraries/`) bundleable outside an app:
- * every file under react-native/Libraries has its Flow types stripped by `flow-remove-types` (Meta's own tool,
- * which blanks the types where they stand, so the code that runs is React Native's, byte for byte), and
- * NativeBlobModule (a TurboModule that does not exist outside the app) resolves to `null`, as in an app without the
- * blob module (only `URL.createObjectURL` reads it). Used by the React Native test environment
+ * An esbuild plugin that makes React Native's own modules (its Flow-typed `Libraries/` and `src/`) bundleable
+ * outside an app: every file under react-native/Libraries or react-native/src has its Flow types stripped by
+ * `flow-remove-types` (Meta's own tool, which blanks the types where they stand, so the code that runs is React
+ * Native's, byte for byte). Two TurboModules that do not exist outside the app resolve to `null`, as in an app
+ * without them: NativeBlobModule (only `URL.createObjectURL` reads it) and NativeReactNativeFeatureFlags (the DOM
+ * events behind React Native's `AbortSignal` read only JavaScript flags, which keep their defaults). Bundles
+ * also take `REACT_NATIVE_DEFINE`, what Metro gives a release build's modules. Used by the React Native test environment
  * (test/helpers/react-native-env) and `npm run bench:hermes`'s React Native host.
  */
 import { readFile } from 'node:fs/promises';
@@ -13,24 +15,37 @@ import type { Plugin } from 'esbuild';
 
 const require = createRequire(import.meta.url);
 
+const reactNativeDir = dirname(require.resolve('react-native/package.json'));
+
 /** Where react-native's Libraries folder is. */
-export const reactNativeLibrariesDir = join(
-  dirname(require.resolve('react-native/package.json')),
-  'Libraries',
-);
+export const reactNativeLibrariesDir = join(reactNativeDir, 'Libraries');
+
+/** Where react-native's own web APIs are (`AbortController` and `AbortSignal` since React Native 0.87). */
+export const reactNativeWebApisDir = join(reactNativeDir, 'src', 'private', 'webapis');
+
+/**
+ * What a release build of an app gives React Native's modules: `__DEV__` false, and `global`, which Metro hands
+ * every module as the global object.
+ */
+export const REACT_NATIVE_DEFINE = { __DEV__: 'false', global: 'globalThis' };
 
 export const reactNativeFlow: Plugin = {
   name: 'react-native-flow',
   setup(builder) {
-    builder.onResolve({ filter: /NativeBlobModule$/ }, () => ({
-      path: 'NativeBlobModule',
+    builder.onResolve({ filter: /(NativeBlobModule|NativeReactNativeFeatureFlags)$/ }, (args) => ({
+      path: args.path,
       namespace: 'absent',
+    }));
+    // `react-native/src/private/...`, which the package does not export (its own modules import them by relative
+    // path): by file.
+    builder.onResolve({ filter: /^react-native\/src\/private\// }, (args) => ({
+      path: join(reactNativeDir, `${args.path.slice('react-native/'.length)}.js`),
     }));
     builder.onLoad({ filter: /.*/, namespace: 'absent' }, () => ({
       contents: 'export default null;',
       loader: 'js',
     }));
-    builder.onLoad({ filter: /[\\/]react-native[\\/]Libraries[\\/].*\.js$/ }, async (args) => {
+    builder.onLoad({ filter: /[\\/]react-native[\\/](Libraries|src)[\\/].*\.js$/ }, async (args) => {
       const flowRemoveTypes = require('flow-remove-types') as (
         source: string,
         options: { all: boolean },

@@ -98,23 +98,40 @@ function summaryTable(results: HermesResults): string {
   );
 }
 
+/** The same scenarios on React Native's own `AbortController` and `URL`, each as a generation of apps has them. */
+export interface ReactNativeResults {
+  /** React Native 0.87 and later: its own `AbortController` over its own `EventTarget` (host-react-native.ts). */
+  current: HermesResults;
+  /** React Native 0.70 to 0.86: the `abort-controller` package's (host-react-native-before-0.87.ts). */
+  before087: HermesResults;
+}
+
 /**
- * The same scenarios on React Native's own `AbortController` and `URL` (bench/hermes/host-react-native.ts), run
- * right after those on the host's stand-ins: what each peer pays in an app.
+ * The same scenarios on React Native's own `AbortController` and `URL`, run right after those on the host's
+ * stand-ins: what each peer pays in an app, on React Native 0.87 and later and on 0.70 to 0.86.
  */
-function reactNativeSection(results: HermesResults): string[] {
+function reactNativeSection(results: ReactNativeResults): string[] {
+  const hosts = [
+    ['0.87 and later', results.current],
+    ['0.70 to 0.86', results.before087],
+  ] as const;
   return [
     "### With React Native's own AbortController and URL",
     '',
-    "The same run, its scenarios again on a host with React Native's own `AbortController` and `AbortSignal` (the `abort-controller` package over event-target-shim, as React Native installs it) and `URL` (react-native/Libraries/Blob/URL.js) in place of the stand-ins (bench/hermes/host-react-native.ts): every peer that aborts pays what it pays in an app, as cockatiel's timeout does per call and failwise per attempt.",
+    "The same run, its scenarios again on a host with React Native's own `URL` (react-native/Libraries/Blob/URL.js) and the `AbortController` and `AbortSignal` an app has, in place of the stand-ins: from React Native 0.87, React Native's own, over its own `EventTarget` (react-native/src/private/webapis, bench/hermes/host-react-native.ts); from 0.70 to 0.86, the `abort-controller` package's, over event-target-shim (bench/hermes/host-react-native-before-0.87.ts). Every peer that aborts pays what it pays in an app, as cockatiel's timeout does per call and failwise per attempt. The targets, on React Native 0.87 and later:",
     '',
-    summaryTable(results),
+    summaryTable(results.current),
     '',
-    '| path | failwise µs | cockatiel + timeout µs | cockatiel µs | hand loop µs |',
-    '| --- | ---: | ---: | ---: | ---: |',
-    ...(['success', 'retry'] as const).map(
-      (path) =>
-        `| ${path} | ${['failwise', 'cockatiel', 'cockatielNoTimeout', 'handLoop'].map((id) => fmt(meanOf(results[path], id), 2)).join(' | ')} |`,
+    '| React Native | path | failwise µs | cockatiel + timeout µs | cockatiel µs | hand loop µs | failwise ÷ cockatiel + timeout |',
+    '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
+    ...hosts.flatMap(([name, host]) =>
+      (['success', 'retry'] as const).map((path) => {
+        const ratios = hermesRatios(host);
+        const means = ['failwise', 'cockatiel', 'cockatielNoTimeout', 'handLoop'].map((id) =>
+          fmt(meanOf(host[path], id), 2),
+        );
+        return `| ${name} | ${path} | ${means.join(' | ')} | ${ratio(ratios[path].cockatiel)} |`;
+      }),
     ),
     '',
   ];
@@ -124,7 +141,11 @@ function reactNativeSection(results: HermesResults): string[] {
  * The section, markers included; `reactNative`: the same scenarios on React Native's own `AbortController` and
  * `URL`, when they were run.
  */
-export function hermesSection(results: HermesResults, meta: HermesMeta, reactNative?: HermesResults): string {
+export function hermesSection(
+  results: HermesResults,
+  meta: HermesMeta,
+  reactNative?: ReactNativeResults,
+): string {
   const summary = summaryTable(results);
   const { rounds } = results.success.rows[0]!;
   return [

@@ -1,20 +1,23 @@
 /**
- * bench/hermes/host.ts with React Native's own `AbortController`, `AbortSignal` (the `abort-controller` package
- * React Native installs, over event-target-shim), `URL` and `URLSearchParams` (react-native/Libraries/Blob/URL.js,
- * bundled with scripts/react-native-flow.ts's plugin) in place of the host's small stand-ins: what every peer
- * that aborts or parses a URL pays in an app. Bundled on its own and run before bench/hermes/script.ts.
+ * bench/hermes/host.ts with what React Native 0.87 and later install in place of the host's small stand-ins: its
+ * own `AbortController` and `AbortSignal` (react-native/src/private/webapis/dom/abort-api, Libraries/Core/setUpXHR.js)
+ * over its own `EventTarget` and `Event` (src/private/webapis/dom/events, installed by src/private/setup/setUpDOM.js),
+ * and `URL` and `URLSearchParams` (Libraries/Blob/URL.js), bundled with scripts/react-native-flow.ts's plugin: what
+ * every peer that aborts or parses a URL pays in an app. Bundled on its own and run before bench/hermes/script.ts.
  */
-// The module's default export, which carries `AbortSignal` too: esbuild reads a CommonJS module's named exports
-// through getters made in a `for (let ...)` loop, which hermesc (without block scoping) compiles to one binding,
-// so every named export would read the last one.
-import abortController from 'abort-controller/dist/abort-controller';
 import { URL, URLSearchParams } from 'react-native/Libraries/Blob/URL';
+import { AbortController } from 'react-native/src/private/webapis/dom/abort-api/AbortController';
+import { AbortSignal_public as AbortSignal } from 'react-native/src/private/webapis/dom/abort-api/AbortSignal';
+import Event from 'react-native/src/private/webapis/dom/events/Event';
+import EventTarget from 'react-native/src/private/webapis/dom/events/EventTarget';
 
 import { installHostGlobals } from './host.js';
 
 const host = globalThis as Record<string, unknown>;
-host.AbortController = abortController;
-host.AbortSignal = abortController.AbortSignal;
+host.Event = Event;
+host.EventTarget = EventTarget;
+host.AbortController = AbortController;
+host.AbortSignal = AbortSignal;
 host.URL = URL;
 host.URLSearchParams = URLSearchParams;
 installHostGlobals();

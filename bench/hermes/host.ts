@@ -4,8 +4,8 @@
  * whatwg-fetch's `Headers`, `Request` and `Response`, the ones React Native installs. Bundled on its own and run
  * before bench/hermes/script.ts, so that these exist before any module that reads them at import.
  *
- * `AbortController`, `URL` and `URLSearchParams` here are small stand-ins written for this script (React Native's own live
- * in its Flow-typed `Libraries/`, which esbuild cannot read): every peer that aborts pays for the same one.
+ * `AbortController`, `URL` and `URLSearchParams` here are small stand-ins written for this script, so that every peer
+ * that aborts pays for the same cheap one; bench/hermes/host-react-native*.ts put React Native's own in their place.
  */
 import 'whatwg-fetch';
 

@@ -8,8 +8,9 @@
  *
  * Bundles bench/hermes/host.ts and bench/hermes/script.ts for Hermes, compiles them with hermesc as a React
  * Native release build does (scripts/hermes-bytecode.ts) and runs the bytecode on the VM `HERMES_VM` names; then
- * the same script after bench/hermes/host-react-native.ts (React Native's own AbortController and URL). A
- * maintainer's benchmark: `npm test` never needs the VM.
+ * the same script after bench/hermes/host-react-native.ts (React Native's own AbortController and URL, as 0.87
+ * and later install them) and after bench/hermes/host-react-native-before-0.87.ts (the abort-controller package's,
+ * as 0.70 to 0.86 do). A maintainer's benchmark: `npm test` never needs the VM.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 
 import { bundleForHermes, compileWithHermesc, hermescPath } from '../../scripts/hermes-bytecode.js';
-import { reactNativeFlow } from '../../scripts/react-native-flow.js';
+import { REACT_NATIVE_DEFINE, reactNativeFlow } from '../../scripts/react-native-flow.js';
 import { hermesRatios, hermesSection, parseHermesOutput, withHermesSection } from './hermes-report.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -46,6 +47,12 @@ async function main() {
   const host = await bundleForHermes({ entry: path.join(HERE, 'host.ts') });
   const reactNativeHost = await bundleForHermes({
     entry: path.join(HERE, 'host-react-native.ts'),
+    define: REACT_NATIVE_DEFINE,
+    plugins: [reactNativeFlow],
+  });
+  const reactNativeBefore087Host = await bundleForHermes({
+    entry: path.join(HERE, 'host-react-native-before-0.87.ts'),
+    define: REACT_NATIVE_DEFINE,
     plugins: [reactNativeFlow],
   });
   const script = await bundleForHermes({
@@ -69,6 +76,7 @@ async function main() {
     };
     const results = runAfter(host, 'stand-ins');
     const reactNative = runAfter(reactNativeHost, 'react-native');
+    const reactNativeBefore087 = runAfter(reactNativeBefore087Host, 'react-native-before-0.87');
     const section = hermesSection(
       results,
       {
@@ -78,10 +86,16 @@ async function main() {
         hermesc: `hermesc (${versionOf(hermescPath(), '-version')})`,
         durationS: (Date.now() - started) / 1000,
       },
-      reactNative,
+      { current: reactNative, before087: reactNativeBefore087 },
     );
     console.log(section);
-    console.log(JSON.stringify({ standIns: hermesRatios(results), reactNative: hermesRatios(reactNative) }));
+    console.log(
+      JSON.stringify({
+        standIns: hermesRatios(results),
+        reactNative: hermesRatios(reactNative),
+        reactNativeBefore087: hermesRatios(reactNativeBefore087),
+      }),
+    );
     if (args.has('--write')) {
       const markdown = withHermesSection(readFileSync(DOC, 'utf8'), section);
       const options = (await resolveConfig(DOC)) ?? {};

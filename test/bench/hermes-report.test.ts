@@ -73,23 +73,38 @@ describe('bench:hermes report', () => {
     );
   });
 
-  it("adds the run on React Native's own AbortController and URL, with its ratios and means, when given", () => {
-    const reactNative: HermesResults = {
+  it("adds the runs on React Native's own AbortController and URL, with their ratios and means, when given", () => {
+    const current: HermesResults = {
       success: section({ handLoop: 4, cockatiel: 30, cockatielNoTimeout: 10, failwise: 24 }),
       retry: section({ handLoop: 8, cockatiel: 60, cockatielNoTimeout: 25, failwise: 66 }),
     };
+    const before087: HermesResults = {
+      success: section({ handLoop: 5, cockatiel: 40, cockatielNoTimeout: 11, failwise: 30 }),
+      retry: section({ handLoop: 9, cockatiel: 50, cockatielNoTimeout: 26, failwise: 75 }),
+    };
     expect(hermesSection(results, meta)).not.toContain("React Native's own AbortController and URL");
-    const text = hermesSection(results, meta, reactNative);
+    const text = hermesSection(results, meta, { current, before087 });
     const [standIns, onReactNative] = text.split("### With React Native's own AbortController and URL");
     expect(standIns).toMatch(/\| success path, failwise ÷ cockatiel \+ timeout \| +0\.83 x \|/);
+    // The targets, on React Native 0.87 and later.
     expect(onReactNative).toMatch(
       /\| success path, failwise ÷ cockatiel \+ timeout \| +0\.80 x \| +<= 1\.00 x \| yes +\|/,
     );
     expect(onReactNative).toMatch(
       /\| retry path, failwise ÷ cockatiel \+ timeout +\| +1\.10 x \| +<= 1\.00 x \| no +\|/,
     );
-    expect(onReactNative).toMatch(/\| success \| 24\.00 \| 30\.00 \| 10\.00 \| 4\.00 \|/);
-    expect(onReactNative).toMatch(/\| retry \| 66\.00 \| 60\.00 \| 25\.00 \| 8\.00 \|/);
+    expect(onReactNative).toMatch(
+      /\| 0\.87 and later \| success \| 24\.00 \| 30\.00 \| 10\.00 \| 4\.00 \| 0\.80 x \|/,
+    );
+    expect(onReactNative).toMatch(
+      /\| 0\.87 and later \| retry \| 66\.00 \| 60\.00 \| 25\.00 \| 8\.00 \| 1\.10 x \|/,
+    );
+    expect(onReactNative).toMatch(
+      /\| 0\.70 to 0\.86 \| success \| 30\.00 \| 40\.00 \| 11\.00 \| 5\.00 \| 0\.75 x \|/,
+    );
+    expect(onReactNative).toMatch(
+      /\| 0\.70 to 0\.86 \| retry \| 75\.00 \| 50\.00 \| 26\.00 \| 9\.00 \| 1\.50 x \|/,
+    );
   });
 
   it('replaces the section in place, or adds it at the end', () => {

@@ -1,13 +1,18 @@
 /**
  * failwise on React Native's networking: whatwg-fetch over XMLHttpRequest, React Native's own URL and
  * AbortController, and none of DOMException, web streams, structuredClone or crypto (test/helpers/react-native-env).
- * The scenarios run in a child process of their own, once with those globals and once on Node's fetch as the
- * control, against real servers on 127.0.0.1 that this file starts; each `it` checks one scenario's facts.
+ * The scenarios run in a child process of their own for each environment: React Native 0.87 and later (its own
+ * AbortController), React Native 0.70 to 0.86 (the abort-controller package's), and Node's fetch as the control,
+ * against real servers on 127.0.0.1 that this file starts; each `it` checks one scenario's facts.
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closedPort, startServer, type Handler, type LoopbackServer } from '../helpers/loopback-server.js';
-import type { ScenarioFacts } from '../helpers/react-native-env/scenario-facts.js';
+import {
+  SCENARIO_ENVIRONMENTS,
+  type ScenarioEnvironment,
+  type ScenarioFacts,
+} from '../helpers/react-native-env/scenario-facts.js';
 import { runNode } from '../helpers/run-node.js';
 
 // Not ASCII: a body read as bytes one byte a character would garble it.
@@ -55,13 +60,13 @@ const cachedSeen = new Set<string>();
 
 let primary: LoopbackServer;
 let backup: LoopbackServer;
-const facts: Partial<Record<'react-native' | 'node', ScenarioFacts>> = {};
+const facts: Partial<Record<ScenarioEnvironment, ScenarioFacts>> = {};
 
 beforeAll(async () => {
   primary = await startServer(primaryRoutes);
   backup = await startServer(({ res }) => res.writeHead(200, { 'content-type': 'text/plain' }).end('backup'));
   const servers = JSON.stringify({ primary: primary.url, backup: backup.url, deadPort: await closedPort() });
-  for (const env of ['react-native', 'node'] as const) {
+  for (const env of SCENARIO_ENVIRONMENTS) {
     const run = await runNode(['test/helpers/react-native-env/run-scenarios.ts', env, servers], 60_000);
     if (run.code !== 0 || run.killed)
       throw new Error(
@@ -69,17 +74,19 @@ beforeAll(async () => {
       );
     facts[env] = JSON.parse(run.stdout.trim().split('\n').at(-1)!) as ScenarioFacts;
   }
-}, 120_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all([primary?.close(), backup?.close()]);
 });
 
 const reactNative = () => facts['react-native']!;
+const reactNativeBefore087 = () => facts['react-native-before-0.87']!;
 const node = () => facts.node!;
 
 describe.each([
   ['React Native', reactNative],
+  ['React Native before 0.87', reactNativeBefore087],
   ['Node (control)', node],
 ])('failwise on %s fetch', (_, of) => {
   it('reads a gzip JSON without Content-Length, with a signal, three times over a healthy primary', () => {
@@ -141,25 +148,41 @@ describe.each([
   });
 });
 
-describe('failwise on React Native fetch, where it differs from Node', () => {
-  it('rejects a plain abort with an Error named AbortError (the signal has no reason)', () => {
+describe('failwise on React Native, cancelled', () => {
+  it("rejects a plain abort with the signal's reason on 0.87 and later (its own DOMException, not a global)", () => {
     expect(reactNative().abort).toEqual({
-      error: { name: 'AbortError', message: 'This operation was aborted', isError: true, isReason: false },
+      error: {
+        name: 'AbortError',
+        message: 'signal is aborted without reason',
+        isError: true,
+        isReason: true,
+      },
     });
   });
 
+  it('rejects a plain abort with an Error named AbortError before 0.87 (the signal has no reason)', () => {
+    expect(reactNativeBefore087().abort).toEqual({
+      error: { name: 'AbortError', message: 'This operation was aborted', isError: true, isReason: false },
+    });
+  });
+});
+
+describe.each([
+  ['React Native', reactNative],
+  ['React Native before 0.87', reactNativeBefore087],
+])('failwise on %s fetch, where it differs from Node', (_, of) => {
   it('gives stream: true no body stream: the body was read within the attempt', () => {
-    expect(reactNative().streamTrue).toEqual({ value: { bodyType: 'undefined', text: TRICKLE.join('') } });
+    expect(of().streamTrue).toEqual({ value: { bodyType: 'undefined', text: TRICKLE.join('') } });
   });
 
   it('ends stream: true with response-timeout when the body outlasts the attempt timeout', () => {
-    expect(reactNative().streamShortAttempt).toEqual({
+    expect(of().streamShortAttempt).toEqual({
       value: { status: 'failed', failureClass: 'response-timeout', text: undefined },
     });
   });
 
   it('refuses a FormData body with a RequestError naming the field', () => {
-    expect(reactNative().formData).toEqual({
+    expect(of().formData).toEqual({
       error: {
         name: 'RequestError',
         field: 'body',
@@ -171,7 +194,7 @@ describe('failwise on React Native fetch, where it differs from Node', () => {
   });
 
   it("refuses an 'auto' idempotency key without crypto.randomUUID, naming generateIdempotencyKey", () => {
-    expect(reactNative().autoKey).toEqual({
+    expect(of().autoKey).toEqual({
       error: {
         name: 'RequestError',
         field: 'idempotencyKey',

@@ -5,9 +5,13 @@
  *
  * - Removed, as Hermes and React Native have none of them: `DOMException`, the web streams (`ReadableStream`,
  *   `TransformStream`, ...), `structuredClone`, `crypto` (so no `crypto.randomUUID`), and Node's own fetch.
- * - React Native's own `URL`, `URLSearchParams` and `FormData` (react-native-libraries.ts), and the
- *   `abort-controller` package's `AbortController`/`AbortSignal`, which React Native installs
- *   (Libraries/Core/setUpXHR.js): a signal with no `reason`, and no `AbortSignal.timeout` or `any`.
+ * - React Native's own `URL`, `URLSearchParams` and `FormData` (react-native-libraries.ts).
+ * - `AbortController` and `AbortSignal` as the app's React Native installs them (Libraries/Core/setUpXHR.js):
+ *   - `current` (0.87 and later): its own, over its own `EventTarget` and `Event`, which it installs too
+ *     (src/private/setup/setUpDOM.js): a signal with a `reason` (its own DOMException, which it does not make
+ *     global), `AbortSignal.timeout` and `any`;
+ *   - `before-0.87` (0.70 to 0.86): the `abort-controller` package's, over event-target-shim: a signal with no
+ *     `reason`, and no `AbortSignal.timeout` or `any`.
  * - `fetch`, `Headers`, `Request`, `Response` from `whatwg-fetch`, as React Native's Libraries/Network/fetch.js
  *   installs them, over an XMLHttpRequest that answers as React Native's does (react-native-xhr.ts), with
  *   `Blob` (Node's) and a `FileReader` (file-reader.ts), so whatwg-fetch reads responses as blobs.
@@ -18,7 +22,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { BlobFileReader } from './file-reader.js';
-import { writeReactNativeLibraries } from './react-native-libraries.js';
+import { writeReactNativeLibraries, type ReactNativeLibraries } from './react-native-libraries.js';
 import { ReactNativeXMLHttpRequest } from './react-native-xhr.js';
 
 const require = createRequire(import.meta.url);
@@ -47,27 +51,39 @@ const ABSENT = [
   'File',
 ] as const;
 
-export async function installReactNativeGlobals(): Promise<void> {
+/** Which React Native's `AbortController` the app has: its own since 0.87, the `abort-controller` package before. */
+export type ReactNativeGeneration = 'current' | 'before-0.87';
+
+export async function installReactNativeGlobals(generation: ReactNativeGeneration): Promise<void> {
   const file = join(tmpdir(), `failwise-react-native-${process.pid}.mjs`);
   await writeReactNativeLibraries(file);
-  let libraries: { URL: unknown; URLSearchParams: unknown; FormData: unknown };
+  let libraries: ReactNativeLibraries;
   try {
-    libraries = (await import(pathToFileURL(file).href)) as typeof libraries;
+    libraries = (await import(pathToFileURL(file).href)) as ReactNativeLibraries;
   } finally {
     await rm(file, { force: true });
   }
-  const abortController = require('abort-controller/dist/abort-controller') as {
-    AbortController: unknown;
-    AbortSignal: unknown;
-  };
+  const abort =
+    generation === 'current'
+      ? {
+          AbortController: libraries.AbortController,
+          AbortSignal: libraries.AbortSignal,
+          Event: libraries.Event,
+          EventTarget: libraries.EventTarget,
+        }
+      : (require('abort-controller/dist/abort-controller') as {
+          AbortController: unknown;
+          AbortSignal: unknown;
+        });
   const global = globalThis as Record<string, unknown>;
   for (const name of ABSENT) Reflect.deleteProperty(globalThis, name);
   Object.assign(global, {
     URL: libraries.URL,
     URLSearchParams: libraries.URLSearchParams,
     FormData: libraries.FormData,
-    AbortController: abortController.AbortController,
-    AbortSignal: abortController.AbortSignal,
+    AbortController: abort.AbortController,
+    AbortSignal: abort.AbortSignal,
+    ...('Event' in abort && { Event: abort.Event, EventTarget: abort.EventTarget }),
     XMLHttpRequest: ReactNativeXMLHttpRequest,
     FileReader: BlobFileReader,
   });

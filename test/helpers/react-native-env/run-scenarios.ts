@@ -1,9 +1,10 @@
 /**
  * Runs failwise's React Native scenarios in this process and prints what each observed, as one JSON line
  * (`ScenarioFacts`). Run as a child process by test/react-native/react-native-fetch.test.ts:
- * `node --import tsx run-scenarios.ts <react-native|node> <servers as JSON>`. With `react-native`, the globals
- * are made React Native's first (react-native-globals.ts), and failwise is imported only after, from its default
- * entry (src/index.ts, which Metro's `react-native` condition picks); with `node`, Node's own fetch is the control.
+ * `node --import tsx run-scenarios.ts <environment> <servers as JSON>`. With `react-native` (0.87 and later) or
+ * `react-native-before-0.87` (0.70 to 0.86: another `AbortController`), the globals are made that React Native's
+ * first (react-native-globals.ts), and failwise is imported only after, from its default entry (src/index.ts,
+ * which Metro's `react-native` condition picks); with `node`, Node's own fetch is the control.
  * Every scenario bounds itself with its own signal or the client's timeouts; the servers are the parent's.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,12 +13,20 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { standIns, type NetInfoStandIn } from '../react-native-stand-ins.js';
 import { installReactNativeGlobals } from './react-native-globals.js';
-import type { ScenarioFacts, ScenarioServers, Settled } from './scenario-facts.js';
+import {
+  SCENARIO_ENVIRONMENTS,
+  type ScenarioEnvironment,
+  type ScenarioFacts,
+  type ScenarioServers,
+  type Settled,
+} from './scenario-facts.js';
 
 const [env, serversJson] = process.argv.slice(2);
-if (env !== 'react-native' && env !== 'node') throw new Error(`run-scenarios: unknown environment ${env}`);
+if (!SCENARIO_ENVIRONMENTS.includes(env as ScenarioEnvironment))
+  throw new Error(`run-scenarios: unknown environment ${env}`);
 const servers = JSON.parse(serversJson ?? '') as ScenarioServers;
-if (env === 'react-native') await installReactNativeGlobals();
+if (env === 'react-native') await installReactNativeGlobals('current');
+else if (env === 'react-native-before-0.87') await installReactNativeGlobals('before-0.87');
 
 const { createFailoverClient, fetchTransport } = await import('../../../src/index.js');
 const { keyValueStore, netInfoConnectivity } = await import('../../../src/react-native.js');
@@ -59,7 +68,7 @@ async function settle<T>(promise: Promise<T>, aborted?: AbortSignal): Promise<Se
 /** A signal that aborts after `ms` with a `TimeoutError` reason, as `AbortSignal.timeout()` does where it exists. */
 function timeoutSignal(ms: number): AbortSignal {
   if (typeof AbortSignal.timeout === 'function') return AbortSignal.timeout(ms);
-  // React Native's AbortController takes no reason: the signal is given one as a newer polyfill would.
+  // React Native's AbortController before 0.87 takes no reason: the signal is given one as a newer one would.
   const controller = new AbortController();
   const reason = Object.assign(new Error('The operation timed out.'), { name: 'TimeoutError' });
   Object.defineProperty(controller.signal, 'reason', { value: reason, configurable: true });

@@ -1,5 +1,9 @@
 /** What run-scenarios.ts reports, and what it is given: the shape the test and the child process share. */
 
+/** Where the scenarios run: React Native 0.87 and later, React Native 0.70 to 0.86, or Node's own fetch. */
+export const SCENARIO_ENVIRONMENTS = ['react-native', 'react-native-before-0.87', 'node'] as const;
+export type ScenarioEnvironment = (typeof SCENARIO_ENVIRONMENTS)[number];
+
 export interface ScenarioServers {
   /** The primary's origin URL, http://127.0.0.1:port. */
   primary: string;
