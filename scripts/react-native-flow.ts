@@ -29,6 +29,29 @@ export const reactNativeWebApisDir = join(reactNativeDir, 'src', 'private', 'web
  */
 export const REACT_NATIVE_DEFINE = { __DEV__: 'false', global: 'globalThis' };
 
+/**
+ * esbuild's helper for a `require()` of an ES module, which copies the module's exports into a new object at every
+ * call.
+ */
+const TO_COMMON_JS =
+  'var __toCommonJS = (mod) => __copyProps(__defProp({}, "__esModule", { value: true }), mod);';
+
+/**
+ * `bundle` (esbuild's output) with each module's CommonJS view made once and kept, as Metro hands every `require`
+ * of a module the exports it made once: React Native's `AbortController` requires `./AbortSignal` inside its
+ * constructor and `abort()`, so esbuild's copy at every call would be a cost no app pays. Throws if the bundle
+ * has esbuild's helper in another form, rather than measure it.
+ */
+export function metroRequires(bundle: string): string {
+  if (!bundle.includes('__toCommonJS(')) return bundle;
+  if (!bundle.includes(TO_COMMON_JS))
+    throw new Error('metroRequires: esbuild no longer writes __toCommonJS as this expects');
+  return bundle.replace(
+    TO_COMMON_JS,
+    'var __commonJsViews = new WeakMap(); var __toCommonJS = (mod) => { var view = __commonJsViews.get(mod); if (view === undefined) { view = __copyProps(__defProp({}, "__esModule", { value: true }), mod); __commonJsViews.set(mod, view); } return view; };',
+  );
+}
+
 export const reactNativeFlow: Plugin = {
   name: 'react-native-flow',
   setup(builder) {

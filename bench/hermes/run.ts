@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { format, resolveConfig } from 'prettier';
 
 import { bundleForHermes, compileWithHermesc, hermescPath } from '../../scripts/hermes-bytecode.js';
-import { REACT_NATIVE_DEFINE, reactNativeFlow } from '../../scripts/react-native-flow.js';
+import { REACT_NATIVE_DEFINE, metroRequires, reactNativeFlow } from '../../scripts/react-native-flow.js';
 import { hermesRatios, hermesSection, parseHermesOutput, withHermesSection } from './hermes-report.js';
 
 const HERE = fileURLToPath(new URL('.', import.meta.url));
@@ -45,16 +45,17 @@ async function main() {
   if (!vm) throw new Error('bench:hermes: set HERMES_VM to a Hermes VM (e.g. ../shared/tools/hermes/hermes)');
   const started = Date.now();
   const host = await bundleForHermes({ entry: path.join(HERE, 'host.ts') });
-  const reactNativeHost = await bundleForHermes({
-    entry: path.join(HERE, 'host-react-native.ts'),
-    define: REACT_NATIVE_DEFINE,
-    plugins: [reactNativeFlow],
-  });
-  const reactNativeBefore087Host = await bundleForHermes({
-    entry: path.join(HERE, 'host-react-native-before-0.87.ts'),
-    define: REACT_NATIVE_DEFINE,
-    plugins: [reactNativeFlow],
-  });
+  // React Native's modules, bundled as Metro would load them.
+  const reactNativeBundle = async (entry: string) =>
+    metroRequires(
+      await bundleForHermes({
+        entry: path.join(HERE, entry),
+        define: REACT_NATIVE_DEFINE,
+        plugins: [reactNativeFlow],
+      }),
+    );
+  const reactNativeHost = await reactNativeBundle('host-react-native.ts');
+  const reactNativeBefore087Host = await reactNativeBundle('host-react-native-before-0.87.ts');
   const script = await bundleForHermes({
     entry: path.join(HERE, 'script.ts'),
     define: { BENCH_ROUNDS: JSON.stringify(rounds) },
