@@ -124,15 +124,15 @@ function reactNativeSection(results: ReactNativeResults): string[] {
     '',
     '| React Native | path | failwise µs | cockatiel + timeout µs | cockatiel µs | hand loop µs | failwise ÷ cockatiel + timeout |',
     '| --- | --- | ---: | ---: | ---: | ---: | ---: |',
-    ...hosts.flatMap(([name, host]) =>
-      (['success', 'retry'] as const).map((path) => {
-        const ratios = hermesRatios(host);
+    ...hosts.flatMap(([name, host]) => {
+      const ratios = hermesRatios(host);
+      return (['success', 'retry'] as const).map((path) => {
         const means = ['failwise', 'cockatiel', 'cockatielNoTimeout', 'handLoop'].map((id) =>
           fmt(meanOf(host[path], id), 2),
         );
         return `| ${name} | ${path} | ${means.join(' | ')} | ${ratio(ratios[path].cockatiel)} |`;
-      }),
-    ),
+      });
+    }),
     '',
   ];
 }

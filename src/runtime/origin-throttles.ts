@@ -197,10 +197,11 @@ export function createOriginThrottles(
       const booking = bookings.get(requestId);
       // Nothing throttles an origin until it throttles or names a quota: every attempt asks, so no object is made.
       const known = origins.get(origin);
+      // An origin not known yet has no quiet period.
+      const quietHold = known !== undefined && heldQuiet(known, now, toldWhen);
       if (
         booking === undefined &&
-        (known === undefined ||
-          (!known.rate.enabled && known.quota === undefined && !heldQuiet(known, now, toldWhen)))
+        (known === undefined || (!known.rate.enabled && known.quota === undefined && !quietHold))
       )
         return undefined;
       if (booking !== undefined && booking.origin !== origin) release(requestId);
@@ -212,7 +213,7 @@ export function createOriginThrottles(
         return { holdUntil: quota.waitUntil, holdBy: 'quota' };
       }
       // Then the quiet period after a throttle: every request waits for its end, a booked slot too.
-      if (heldQuiet(slots, now, toldWhen)) return { holdUntil: slots.quietUntil, holdBy: 'quiet' };
+      if (quietHold) return { holdUntil: slots.quietUntil, holdBy: 'quiet' };
       if (booking !== undefined && booking.origin === origin) {
         if (now < booking.at) return { holdUntil: booking.at, holdBy: 'rate' };
         bookings.delete(requestId);
